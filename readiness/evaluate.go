@@ -1,0 +1,202 @@
+package readiness
+
+import (
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/sandbox"
+)
+
+// Evaluate computes the four kubelet-owned readiness conditions for in, exactly as the
+// kubelet v1.37.0 generates them (or as the version selected with WithFeatures does).
+//
+// The error is non-nil only for malformed input: a nil Pod, or two containers of one
+// name. Evaluate never mutates in and, on a ready pod, does not allocate.
+func Evaluate(in Input, opts ...Option) (Result, error) {
+	v, err := newView(&in, newConfig(opts))
+	if err != nil {
+		return Result{}, err
+	}
+	var r Result
+	if v.cfg.features.ReadyToStartContainers() {
+		r.PodReadyToStartContainers = v.readyToStartContainers()
+	}
+	r.Initialized = v.initialized()
+	r.ContainersReady = v.containersReady()
+	r.Ready = v.ready(&r.ContainersReady)
+	return r, nil
+}
+
+// containersReady: every sidecar and regular container has a status and is Ready.
+func (v *view) containersReady() v1.PodCondition {
+	c := v1.PodCondition{Type: v1.ContainersReady, ObservedGeneration: v.generation(v1.ContainersReady), Status: v1.ConditionFalse}
+	if !v.known {
+		c.Reason = ReasonUnknownContainerStatuses
+		return c
+	}
+	unknown, unready := 0, 0
+	v.eachReadinessContainer(func(name string, s *v1.ContainerStatus) {
+		switch {
+		case s == nil:
+			unknown++
+		case !s.Ready:
+			unready++
+		}
+	})
+	switch {
+	case v.in.Phase == v1.PodSucceeded && unknown == 0:
+		c.Reason = ReasonPodCompleted
+		return c
+	case v.in.Phase == v1.PodFailed:
+		c.Reason = ReasonPodFailed
+		return c
+	case unknown+unready == 0:
+		c.Status = v1.ConditionTrue
+		return c
+	}
+	var msg nameList
+	if unknown > 0 {
+		v.eachReadinessContainer(func(name string, s *v1.ContainerStatus) {
+			if s == nil {
+				msg.add("containers with unknown status: ", name)
+			}
+		})
+		msg.close()
+	}
+	if unready > 0 {
+		v.eachReadinessContainer(func(name string, s *v1.ContainerStatus) {
+			if s != nil && !s.Ready {
+				msg.add("containers with unready status: ", name)
+			}
+		})
+	}
+	c.Reason = ReasonContainersNotReady
+	c.Message = msg.String()
+	return c
+}
+
+// eachReadinessContainer calls f, in spec order, for every container whose readiness
+// counts: sidecars first, then regular containers, with its status (nil if unknown).
+func (v *view) eachReadinessContainer(f func(name string, s *v1.ContainerStatus)) {
+	for i := range v.spec.InitContainers {
+		if c := &v.spec.InitContainers[i]; v.sidecar(c) {
+			f(c.Name, v.status(c.Name))
+		}
+	}
+	for i := range v.spec.Containers {
+		f(v.spec.Containers[i].Name, v.status(v.spec.Containers[i].Name))
+	}
+}
+
+// ready: ContainersReady, and then every readiness gate True.
+func (v *view) ready(cr *v1.PodCondition) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.PodReady, ObservedGeneration: v.generation(v1.PodReady)}
+	if cr.Status != v1.ConditionTrue {
+		c.Status, c.Reason, c.Message = cr.Status, cr.Reason, cr.Message
+		return c
+	}
+	c.Status = v1.ConditionTrue
+	var msg nameList
+	for _, g := range v.spec.ReadinessGates {
+		gc := v.gate(g.ConditionType)
+		switch {
+		case gc == nil:
+			msg.sentence("corresponding condition of pod readiness gate ", strconv.Quote(string(g.ConditionType)), " does not exist.")
+		case gc.Status != v1.ConditionTrue:
+			msg.sentence("the status of pod readiness gate ", strconv.Quote(string(g.ConditionType)), ` is not "True", but `, string(gc.Status))
+		}
+	}
+	if msg.count > 0 {
+		c.Status = v1.ConditionFalse
+		c.Reason = ReasonReadinessGatesNotReady
+		c.Message = msg.String()
+	}
+	return c
+}
+
+// initialized: every init container done (regular: Ready; sidecar: Started), or a regular
+// container already started.
+func (v *view) initialized() v1.PodCondition {
+	c := v1.PodCondition{Type: v1.PodInitialized, ObservedGeneration: v.generation(v1.PodInitialized), Status: v1.ConditionFalse}
+	if !v.known && len(v.spec.InitContainers) > 0 {
+		c.Reason = ReasonUnknownContainerStatuses
+		return c
+	}
+	unknown, incomplete := 0, 0
+	v.eachInitContainer(func(name string, s *v1.ContainerStatus, done bool) {
+		switch {
+		case s == nil:
+			unknown++
+		case !done:
+			incomplete++
+		}
+	})
+	switch {
+	case v.in.Phase == v1.PodSucceeded && unknown == 0:
+		c.Status, c.Reason = v1.ConditionTrue, ReasonPodCompleted
+		return c
+	case v.anyRegularStarted():
+		c.Status = v1.ConditionTrue
+		return c
+	case unknown+incomplete == 0:
+		c.Status = v1.ConditionTrue
+		return c
+	case v.cfg.features.RestartAllContainers() && v.oldInitializedTrue():
+		// Initialized stays True while all containers restart in place.
+		c.Status = v1.ConditionTrue
+		return c
+	}
+	var msg nameList
+	if unknown > 0 {
+		v.eachInitContainer(func(name string, s *v1.ContainerStatus, _ bool) {
+			if s == nil {
+				msg.add("containers with unknown status: ", name)
+			}
+		})
+		msg.close()
+	}
+	if incomplete > 0 {
+		v.eachInitContainer(func(name string, s *v1.ContainerStatus, done bool) {
+			if s != nil && !done {
+				msg.add("containers with incomplete status: ", name)
+			}
+		})
+	}
+	c.Reason = ReasonContainersNotInitialized
+	c.Message = msg.String()
+	return c
+}
+
+// eachInitContainer calls f, in spec order, for every init container with its status (nil
+// if unknown) and whether it counts as initialized.
+func (v *view) eachInitContainer(f func(name string, s *v1.ContainerStatus, done bool)) {
+	for i := range v.spec.InitContainers {
+		c := &v.spec.InitContainers[i]
+		s := v.status(c.Name)
+		done := false
+		if s != nil {
+			if v.sidecar(c) {
+				done = s.Started != nil && *s.Started
+			} else {
+				done = s.Ready
+			}
+		}
+		f(c.Name, s, done)
+	}
+}
+
+// readyToStartContainers: True exactly when no new sandbox is needed.
+func (v *view) readyToStartContainers() v1.PodCondition {
+	c := v1.PodCondition{Type: v1.PodReadyToStartContainers, ObservedGeneration: v.generation(v1.PodReadyToStartContainers)}
+	d := sandbox.NeedsNew(v.in.Pod, v.in.Sandboxes)
+	if !d.Create {
+		c.Status = v1.ConditionTrue
+		return c
+	}
+	c.Status = v1.ConditionFalse
+	if v.cfg.features.SandboxDiagnostics() {
+		c.Reason, c.Message = ReasonPodSandboxNotReady, d.Reason
+	}
+	return c
+}

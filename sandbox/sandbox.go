@@ -1,0 +1,97 @@
+// Package sandbox models the pod sandbox as a container runtime reports it and decides,
+// the way the kubelet does, whether a new sandbox is needed and why.
+//
+// The decision drives the PodReadyToStartContainers condition (KEP-3085): the condition is
+// True exactly when no new sandbox is needed.
+package sandbox
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Status is one pod sandbox as the runtime reports it (CRI PodSandboxStatus, reduced to
+// what the kubelet's decision reads). Lists of Status are ordered newest first, as the
+// kubelet's runtime manager lists them.
+type Status struct {
+	// ID is the runtime's sandbox ID.
+	ID string
+	// Attempt is the sandbox's creation attempt number (CRI metadata.attempt).
+	Attempt uint32
+	// Ready is true when the runtime reports the sandbox SANDBOX_READY.
+	Ready bool
+	// CreatedAt is when the runtime created the sandbox. Informational: the decision reads
+	// only the list order.
+	CreatedAt time.Time
+	// HostNetwork is true when the sandbox runs in the node's network namespace (CRI
+	// namespace mode NODE); false means its own namespace (POD, the default).
+	HostNetwork bool
+	// IP is the sandbox's primary IP address, "" when it has none.
+	IP string
+	// NoNetworkStatus is true when the runtime reported no network status at all (CRI
+	// Network == nil). The kubelet only requires an IP when a network status is present,
+	// so such a sandbox passes the IP check.
+	NoNetworkStatus bool
+}
+
+// The reasons NeedsNew gives, identical to the kubelet v1.37.0's messages.
+const (
+	// ReasonNoSandbox: the runtime reports no sandbox for the pod.
+	ReasonNoSandbox = "no pod sandbox exists"
+	// ReasonMultipleReady: more than one sandbox is ready.
+	ReasonMultipleReady = "multiple pod sandboxes are ready and need to be reconciled"
+	// ReasonNotReady: the newest sandbox is not ready.
+	ReasonNotReady = "pod sandbox is not ready"
+	// ReasonNetworkNamespaceChanged: the sandbox's network namespace mode does not match
+	// the pod's spec.hostNetwork.
+	ReasonNetworkNamespaceChanged = "network namespace mode changed and sandbox needs to be recreated"
+	// ReasonNoIP: a pod-network sandbox has a network status without an IP.
+	ReasonNoIP = "pod sandbox has no IP address"
+)
+
+// Decision is the outcome of NeedsNew.
+type Decision struct {
+	// Create is true when a new sandbox must be created.
+	Create bool
+	// Attempt is the attempt number of the sandbox to create (newest attempt + 1), or, when
+	// no new one is needed, the attempt of the current sandbox. 0 when there is none.
+	Attempt uint32
+	// SandboxID is the sandbox the decision is about: the current one when no new sandbox
+	// is needed, the one to replace otherwise. It is empty when there is no sandbox and,
+	// as in the kubelet, when the network namespace mode changed.
+	SandboxID string
+	// Reason says why a new sandbox is needed, one of the Reason constants; "" when none is.
+	Reason string
+}
+
+// NeedsNew decides, as the kubelet's PodSandboxChanged does, whether pod needs a new
+// sandbox given the runtime's sandboxes, newest first. The checks, in order: no sandbox;
+// more than one ready; the newest not ready; the newest's network namespace mode differs
+// from spec.hostNetwork; a pod-network sandbox with a network status but no IP. A nil pod
+// is treated as a pod-network pod.
+func NeedsNew(pod *v1.Pod, sandboxes []Status) Decision {
+	if len(sandboxes) == 0 {
+		return Decision{Create: true, Reason: ReasonNoSandbox}
+	}
+	newest := sandboxes[0]
+	next := newest.Attempt + 1
+	ready := 0
+	for i := range sandboxes {
+		if sandboxes[i].Ready {
+			ready++
+		}
+	}
+	hostNetwork := pod != nil && pod.Spec.HostNetwork
+	switch {
+	case ready > 1:
+		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonMultipleReady}
+	case !newest.Ready:
+		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonNotReady}
+	case newest.HostNetwork != hostNetwork:
+		return Decision{Create: true, Attempt: next, Reason: ReasonNetworkNamespaceChanged}
+	case !hostNetwork && !newest.NoNetworkStatus && newest.IP == "":
+		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonNoIP}
+	}
+	return Decision{Attempt: newest.Attempt, SandboxID: newest.ID}
+}
