@@ -1,0 +1,53 @@
+// Package kubeclient implements status.Client over client-go, for node agents that talk to
+// a real API server.
+//
+// It lives in its own module so that the podstatus root module stays free of client-go;
+// import it only where you already depend on client-go:
+//
+//	cs := kubernetes.NewForConfigOrDie(cfg)
+//	m := status.NewManager(kubeclient.New(cs), status.Options{})
+package kubeclient
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podstatus/podstatus/status"
+)
+
+// Client is a status.Client backed by a client-go clientset. Its errors are the
+// apimachinery StatusErrors client-go returns, wrapped with the pod's name, so
+// apierrors.IsNotFound and friends keep working on them.
+type Client struct {
+	cs kubernetes.Interface
+}
+
+// New returns a Client that reads pods and patches pods/status through cs.
+func New(cs kubernetes.Interface) *Client { return &Client{cs: cs} }
+
+var _ status.Client = (*Client)(nil)
+
+// GetPod reads the pod from the API server (a GET, not a cache read: the manager calls it
+// only when it has no fresher copy).
+func (c *Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get pod %s/%s: %w", namespace, name, err)
+	}
+	return p, nil
+}
+
+// PatchPodStatus sends patch as a strategic-merge PATCH of the pod's status subresource
+// and returns the pod the server stored.
+func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	p, err := c.cs.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("patch status of pod %s/%s: %w", namespace, name, err)
+	}
+	return p, nil
+}

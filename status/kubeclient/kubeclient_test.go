@@ -1,0 +1,59 @@
+package kubeclient
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+func TestGetPodAndNotFound(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
+	c := New(fake.NewClientset(pod))
+	got, err := c.GetPod(context.Background(), "ns", "p")
+	if err != nil {
+		t.Fatalf("GetPod: %v", err)
+	}
+	if got.UID != "u1" {
+		t.Fatalf("GetPod returned UID %q, want u1", got.UID)
+	}
+	_, err = c.GetPod(context.Background(), "ns", "missing")
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("GetPod(missing) error = %v, want a NotFound StatusError (wrapped)", err)
+	}
+}
+
+func TestPatchPodStatusSendsStrategicMergeToStatusSubresource(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
+	cs := fake.NewClientset(pod)
+	var seen k8stesting.PatchAction
+	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		seen = a.(k8stesting.PatchAction)
+		return false, nil, nil
+	})
+	patch := []byte(`{"metadata":{"uid":"u1"},"status":{"phase":"Running"}}`)
+	got, err := New(cs).PatchPodStatus(context.Background(), "ns", "p", patch)
+	if err != nil {
+		t.Fatalf("PatchPodStatus: %v", err)
+	}
+	if seen == nil {
+		t.Fatal("no PATCH reached the clientset")
+	}
+	if seen.GetSubresource() != "status" || seen.GetPatchType() != types.StrategicMergePatchType {
+		t.Fatalf("PATCH went to subresource %q with type %q, want status / strategic merge", seen.GetSubresource(), seen.GetPatchType())
+	}
+	var sent map[string]any
+	if err := json.Unmarshal(seen.GetPatch(), &sent); err != nil || sent["metadata"] == nil {
+		t.Fatalf("patch bytes not passed through: %s (%v)", seen.GetPatch(), err)
+	}
+	if got.Status.Phase != v1.PodRunning {
+		t.Fatalf("returned pod phase %q, want Running (the server's copy after the patch)", got.Status.Phase)
+	}
+}
