@@ -1,0 +1,140 @@
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/status"
+)
+
+// PodStatusClient must stay usable as the library's status.Client.
+var _ status.Client = apiserver.PodStatusClient{}
+
+const gate v1.PodConditionType = "www.example.com/feature-1"
+
+func findCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// TestSmoke starts one server and runs the subtests against it, each in its own namespace.
+func TestSmoke(t *testing.T) {
+	srv := apiserver.Start(t)
+	t.Logf("startup took %v", srv.StartupTime)
+	ctx := context.Background()
+	kubelet := apiserver.PodStatusClient{Client: srv.Client}
+
+	t.Run("pod bound to a node without a Node object", func(t *testing.T) {
+		ns := srv.CreateNamespace(t, "smoke-").Name
+		pod := srv.CreatePod(t, apiserver.NewPod(ns, "p", "node-without-object"))
+		if pod.UID == "" || pod.Spec.NodeName != "node-without-object" || pod.Status.Phase != v1.PodPending {
+			t.Fatalf("created pod: uid %q nodeName %q phase %q", pod.UID, pod.Spec.NodeName, pod.Status.Phase)
+		}
+		if len(pod.Status.Conditions) != 0 {
+			t.Fatalf("created pod has conditions %+v, want none", pod.Status.Conditions)
+		}
+	})
+
+	t.Run("strategic-merge PATCH of pods/status keeps a foreign condition", func(t *testing.T) {
+		ns := srv.CreateNamespace(t, "smoke-").Name
+		srv.CreateNode(t, "node-1")
+		p := apiserver.NewPod(ns, "p", "node-1")
+		p.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
+		pod := srv.CreatePod(t, p)
+
+		// Another controller owns the readiness gate's condition.
+		other := apiserver.PodStatusClient{Client: srv.NewClient(t, "gate-controller")}
+		gatePatch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`, gate)
+		if _, err := other.PatchPodStatus(ctx, ns, "p", []byte(gatePatch)); err != nil {
+			t.Fatalf("gate controller patch: %v", err)
+		}
+
+		// The kubelet's patch: metadata.uid as precondition, its conditions merged by type.
+		ltt := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		patch := map[string]any{
+			"metadata": map[string]any{"uid": pod.UID},
+			"status": map[string]any{
+				"phase": v1.PodRunning,
+				"conditions": []v1.PodCondition{
+					{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue, LastTransitionTime: ltt},
+					{Type: v1.PodInitialized, Status: v1.ConditionTrue, LastTransitionTime: ltt},
+					{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: ltt},
+					{Type: v1.ContainersReady, Status: v1.ConditionTrue, LastTransitionTime: ltt},
+				},
+			},
+		}
+		body, err := json.Marshal(patch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kubelet.PatchPodStatus(ctx, ns, "p", body)
+		if err != nil {
+			t.Fatalf("kubelet patch %s: %v", body, err)
+		}
+		if got.Status.Phase != v1.PodRunning {
+			t.Errorf("phase %q, want Running", got.Status.Phase)
+		}
+		for _, ct := range []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, gate} {
+			c := findCondition(got.Status.Conditions, ct)
+			if c == nil || c.Status != v1.ConditionTrue {
+				t.Errorf("condition %s = %+v, want True; all: %+v", ct, c, got.Status.Conditions)
+			}
+		}
+		if c := findCondition(got.Status.Conditions, v1.PodReady); c != nil && !c.LastTransitionTime.Equal(&ltt) {
+			t.Errorf("Ready lastTransitionTime %v, want %v", c.LastTransitionTime, ltt)
+		}
+		// The GET of a second, independent client sees the same stored object.
+		again, err := other.GetPod(ctx, ns, "p")
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if again.ResourceVersion != got.ResourceVersion {
+			t.Errorf("resourceVersion after GET %s, after PATCH %s", again.ResourceVersion, got.ResourceVersion)
+		}
+	})
+
+	t.Run("PATCH with a wrong metadata.uid is rejected", func(t *testing.T) {
+		ns := srv.CreateNamespace(t, "smoke-").Name
+		pod := srv.CreatePod(t, apiserver.NewPod(ns, "p", "node-1"))
+		wrong := types.UID("00000000-0000-0000-0000-000000000000")
+		body := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"phase":"Running"}}`, wrong)
+		_, err := kubelet.PatchPodStatus(ctx, ns, "p", []byte(body))
+		if err == nil {
+			t.Fatalf("PATCH with uid %s for pod %s succeeded, want an error", wrong, pod.UID)
+		}
+		code := apierrors.ReasonForError(err)
+		var se apierrors.APIStatus
+		if !errors.As(err, &se) {
+			t.Fatalf("error %T %v is not an API status", err, err)
+		}
+		st := se.Status()
+		t.Logf("UID mismatch: HTTP %d, reason %q, message %q, details %+v", st.Code, code, st.Message, st.Details)
+		// What kube-apiserver v1.37.0 answers (recorded by this test): 422 Invalid, the
+		// generic update validation of the immutable metadata.uid.
+		if st.Code != http.StatusUnprocessableEntity || !apierrors.IsInvalid(err) {
+			t.Errorf("UID mismatch answered %d %s, want 422 Invalid", st.Code, code)
+		}
+		after, err := kubelet.GetPod(ctx, ns, "p")
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if after.Status.Phase != v1.PodPending || after.ResourceVersion != pod.ResourceVersion {
+			t.Errorf("rejected PATCH changed the pod: phase %q rv %s (was %s)", after.Status.Phase, after.ResourceVersion, pod.ResourceVersion)
+		}
+	})
+}
