@@ -1,0 +1,179 @@
+package status
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// entry is everything the Manager knows about one pod, keyed by UID. It is guarded by
+// Manager.mu. status is copy-on-write: it is replaced, never modified in place, so a sync
+// may read a snapshot of it without the lock.
+type entry struct {
+	uid             types.UID
+	namespace, name string
+
+	// pod is the newest pod object seen (spec, generation), from SetPodStatus, TerminatePod
+	// or ObservePod.
+	pod *v1.Pod
+
+	// hasStatus is false for a pod only ObservePod has seen: it has a base but nothing to
+	// send, and GetPodStatus does not report it.
+	hasStatus bool
+	// status is the desired kubelet status, normalised.
+	status v1.PodStatus
+	// version counts accepted changes (and reconcile requests); synced is the highest
+	// version the server is known to reflect. The pod needs a sync while synced < version.
+	version, synced uint64
+	// finished is set by TerminatePod and is sticky.
+	finished bool
+	// at is when the oldest change not yet on the server was made.
+	at time.Time
+
+	// base is the newest server copy of the pod (by resourceVersion): the PATCH response,
+	// a watch event passed to ObservePod, or a GET. Patches are computed against it.
+	base *v1.Pod
+	// baseStale asks for a GET before the next patch (after an error).
+	baseStale bool
+
+	// inflight is set while one goroutine syncs the pod; nobody else touches the server
+	// for it meanwhile, so results for one pod never race.
+	inflight bool
+	// attempts counts consecutive failed syncs; notBefore is when the background loop
+	// may try again.
+	attempts  int
+	notBefore time.Time
+	// gone is set when the entry leaves the cache (dropped, orphaned), so that a sync in
+	// flight does not resurrect it.
+	gone bool
+}
+
+func (e *entry) pending() bool { return e.hasStatus && e.synced < e.version }
+
+func (e *entry) ref() PodRef { return PodRef{Namespace: e.namespace, Name: e.name, UID: e.uid} }
+
+// snapshot is what a sync reads from an entry, taken under the lock.
+type snapshot struct {
+	version uint64
+	status  v1.PodStatus
+	base    *v1.Pod
+	stale   bool
+	at      time.Time
+}
+
+func (e *entry) snapshot() snapshot {
+	return snapshot{version: e.version, status: e.status, base: e.base, stale: e.baseStale, at: e.at}
+}
+
+// newerRV reports whether resourceVersion a is newer than b. Resource versions are opaque
+// to clients, but every API server in practice (etcd3, and statustest) uses increasing
+// integers; when either does not parse, a differing a counts as newer (it arrived later).
+func newerRV(a, b string) bool {
+	ai, errA := strconv.ParseUint(a, 10, 64)
+	bi, errB := strconv.ParseUint(b, 10, 64)
+	if errA == nil && errB == nil {
+		return ai > bi
+	}
+	return a != b
+}
+
+// setBaseLocked records p as the server copy of e if it is newer than what e has.
+func (e *entry) setBaseLocked(p *v1.Pod) bool {
+	if p == nil || p.UID != e.uid {
+		return false
+	}
+	if e.base != nil && !newerRV(p.ResourceVersion, e.base.ResourceVersion) {
+		return false
+	}
+	e.base = p
+	e.baseStale = false
+	if e.pod == nil || e.pod.ResourceVersion == "" || newerRV(p.ResourceVersion, e.pod.ResourceVersion) {
+		e.pod = p
+	}
+	return true
+}
+
+// updateLocked is the kubelet's updateStatusInternal: it validates s against the previous
+// status, fixes its timestamps, and caches it as a new version unless it equals the
+// cached status on every kubelet-owned field (force overrides that). s must be the
+// caller's own copy. e may be nil (first status of the pod).
+func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) error {
+	var old *v1.PodStatus
+	cached := e != nil && e.hasStatus
+	if cached {
+		old = &e.status
+		if e.finished {
+			finished = true
+		}
+	} else {
+		old = &pod.Status
+	}
+	if err := checkTransitions(old, &s, &pod.Spec, m.opts.Features); err != nil {
+		return fmt.Errorf("status update of pod %s/%s (uid %s) rejected: %w", pod.Namespace, pod.Name, pod.UID, err)
+	}
+	now := metav1.NewTime(m.clock.Now())
+	setTransitionTimes(&s, old, now)
+	if old.StartTime != nil && !old.StartTime.IsZero() {
+		s.StartTime = old.StartTime.DeepCopy()
+	} else if s.StartTime.IsZero() {
+		s.StartTime = now.DeepCopy()
+	}
+	if old.ObservedGeneration > s.ObservedGeneration {
+		s.ObservedGeneration = old.ObservedGeneration
+	}
+	if len(old.VolumeHealth) > 0 && len(s.VolumeHealth) == 0 {
+		s.VolumeHealth = old.VolumeHealth
+	}
+	normalize(pod, &s)
+	if cached && !force && equalByKubelet(&e.status, &s, m.own) {
+		m.log.V(4).Info("Ignoring same status", "pod", klogRef(pod), "podUID", pod.UID)
+		return nil
+	}
+	if e == nil {
+		e = &entry{uid: pod.UID}
+		m.pods[pod.UID] = e
+	}
+	e.namespace, e.name = pod.Namespace, pod.Name
+	if e.pod == nil || pod.ResourceVersion == "" || e.pod.ResourceVersion == "" || !newerRV(e.pod.ResourceVersion, pod.ResourceVersion) {
+		e.pod = pod
+	}
+	e.hasStatus = true
+	e.status = s
+	e.version++
+	e.finished = finished
+	if e.at.IsZero() {
+		e.at = now.Time
+	}
+	m.markDirtyLocked(e)
+	return nil
+}
+
+// markDirtyLocked queues e for the next sync and wakes the loop.
+func (m *Manager) markDirtyLocked(e *entry) {
+	m.dirty[e] = struct{}{}
+	m.kickLoop()
+}
+
+// kickLoop wakes Run without blocking; one pending wake-up is enough.
+func (m *Manager) kickLoop() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// dropLocked removes e from the cache (pod deleted, recreated or orphaned).
+func (m *Manager) dropLocked(e *entry) {
+	if m.pods[e.uid] == e {
+		delete(m.pods, e.uid)
+	}
+	delete(m.dirty, e)
+	e.gone = true
+}
+
+// klogRef renders a pod as namespace/name for logs.
+func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -1,0 +1,73 @@
+package status
+
+import (
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/podstatus/podstatus/conditions"
+)
+
+// equalByKubelet reports whether two normalised statuses agree on every field the kubelet
+// owns, so that replacing a by b would not be worth a request. It is the kubelet's
+// isPodStatusByKubeletEqual (v1.37):
+//
+//   - the owned and shared (DisruptionTarget) conditions must match one to one by type on
+//     Status, Reason and Message; a missing or extra one is a difference, while
+//     lastTransitionTime, lastProbeTime, observedGeneration and order are ignored;
+//   - conditions of foreign types and the resource-claim statuses, which the kubelet never
+//     writes, are ignored;
+//   - every other field counts, compared with apimachinery's semantic equality.
+func equalByKubelet(a, b *v1.PodStatus, own conditions.Ownership) bool {
+	if !sameKubeletConditions(a.Conditions, b.Conditions, own) {
+		return false
+	}
+	ac, bc := *a, *b
+	// Fields the kubelet does not own: take them out of the comparison.
+	ac.Conditions, bc.Conditions = nil, nil
+	ac.ResourceClaimStatuses, bc.ResourceClaimStatuses = nil, nil
+	ac.ExtendedResourceClaimStatus, bc.ExtendedResourceClaimStatus = nil, nil
+	ac.NodeAllocatableResourceClaimStatuses, bc.NodeAllocatableResourceClaimStatuses = nil, nil
+	return apiequality.Semantic.DeepEqual(&ac, &bc)
+}
+
+// sameKubeletConditions compares the owned and shared conditions of two lists as the
+// kubelet does: keyed by type (the last duplicate wins), same count, and equal Status,
+// Reason and Message.
+func sameKubeletConditions(a, b []v1.PodCondition, own conditions.Ownership) bool {
+	relevant := func(t v1.PodConditionType) bool { return own.Owned(t) || own.Shared(t) }
+	// Lists are short (at most a dozen kubelet types): quadratic scans beat maps here.
+	last := func(list []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+		for i := len(list) - 1; i >= 0; i-- {
+			if list[i].Type == t {
+				return &list[i]
+			}
+		}
+		return nil
+	}
+	distinct := func(list []v1.PodCondition) int {
+		n := 0
+		for i := range list {
+			if !relevant(list[i].Type) {
+				continue
+			}
+			if last(list[:i], list[i].Type) == nil {
+				n++
+			}
+		}
+		return n
+	}
+	if distinct(a) != distinct(b) {
+		return false
+	}
+	for i := range b {
+		if !relevant(b[i].Type) {
+			continue
+		}
+		nb := last(b, b[i].Type)
+		na := last(a, b[i].Type)
+		if na == nil || na.Status != nb.Status || na.Reason != nb.Reason || na.Message != nb.Message {
+			return false
+		}
+	}
+	return true
+}

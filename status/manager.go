@@ -1,0 +1,291 @@
+package status
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/readiness"
+)
+
+// Manager caches the status of each pod, decides when a kubelet-owned field really
+// changed, and brings the API server up to date with strategic-merge PATCHes of
+// pods/status, as the kubelet's status manager does (see the package documentation for
+// what it does beyond the kubelet).
+//
+// All methods are safe for concurrent use. One mutex guards the cache; it is never held
+// during a request to the API server.
+type Manager struct {
+	client  Client
+	opts    Options
+	clock   clock.WithTicker
+	log     logr.Logger
+	own     conditions.Ownership
+	backoff *backoff
+
+	mu sync.Mutex
+	// idle is signalled whenever a pod's sync finishes, for Sync to wait on pods another
+	// goroutine is syncing.
+	idle *sync.Cond
+	pods map[types.UID]*entry
+	// dirty holds the entries that need a sync: the sync loop walks only these, so its
+	// cost grows with the pods that changed, not with the pods cached.
+	dirty map[*entry]struct{}
+	// kick wakes Run; its buffer of one coalesces triggers, as the kubelet's channel.
+	kick chan struct{}
+}
+
+// NewManager returns a Manager that writes through c. Nothing is sent until Run or Sync
+// is called.
+func NewManager(c Client, opts Options) *Manager {
+	opts = opts.withDefaults()
+	m := &Manager{
+		client:  c,
+		opts:    opts,
+		clock:   opts.Clock,
+		log:     opts.Logger,
+		own:     conditions.For(opts.Features),
+		backoff: newBackoff(opts.Retry),
+		pods:    make(map[types.UID]*entry),
+		dirty:   make(map[*entry]struct{}),
+		kick:    make(chan struct{}, 1),
+	}
+	m.idle = sync.NewCond(&m.mu)
+	return m
+}
+
+// SetPodStatus caches s as the kubelet's status for pod and queues it for the API server,
+// unless it equals the cached status on every field the kubelet owns.
+//
+// As the kubelet does, it sets s.ObservedGeneration from pod, keeps each kubelet
+// condition's lastTransitionTime unless its Status changes, keeps the first StartTime,
+// never lets observedGeneration go back, and normalises timestamps and container-status
+// order. A pod with a deletionTimestamp always gets a new version. The previous status
+// is the cached one or, for the first call, pod.Status (the API copy).
+//
+// The error is non-nil when pod is nil or s moves a terminated container back to a
+// non-terminated state its restart policy does not allow; the status is then discarded.
+// Manager keeps a reference to pod: do not modify it afterwards (informer objects are
+// shared and read-only anyway).
+func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
+	if pod == nil {
+		return errors.New("status: SetPodStatus: nil pod")
+	}
+	st := *s.DeepCopy()
+	if pod.Status.ObservedGeneration != 0 || m.opts.Features.ObservedGenerationTracking() {
+		st.ObservedGeneration = pod.Generation
+	} else {
+		st.ObservedGeneration = 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
+}
+
+// SetContainerReadiness sets the Ready field of the container whose ContainerID
+// (runtime://id) is containerID, in regular then init statuses, and regenerates the pod's
+// Ready and ContainersReady conditions with the readiness engine (the kubelet's
+// generators). Nothing happens when the pod has no cached status, the container is
+// unknown, or its readiness is already ready.
+//
+// Readiness-gate conditions are read from the newest server copy of the pod when there is
+// one (see ObservePod), else from the cached status.
+func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[uid]
+	if e == nil || !e.hasStatus {
+		m.log.V(3).Info("Container readiness changed before the pod has a status", "podUID", uid, "containerID", containerID)
+		return
+	}
+	c := findContainer(&e.status, containerID)
+	if c == nil || c.Ready == ready {
+		return
+	}
+	s := *e.status.DeepCopy()
+	findContainer(&s, containerID).Ready = ready
+	gates := s.Conditions
+	if e.base != nil {
+		gates = e.base.Status.Conditions
+	}
+	r, err := readiness.Evaluate(readiness.Input{
+		Pod: e.pod, Phase: s.Phase,
+		InitContainerStatuses: s.InitContainerStatuses, ContainerStatuses: s.ContainerStatuses,
+		Conditions: gates, OldStatus: &e.status,
+	}, readiness.WithFeatures(m.opts.Features))
+	if err != nil {
+		m.log.Error(err, "Cannot regenerate readiness", "pod", klogRef(e.pod), "podUID", uid)
+		return
+	}
+	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
+	s.Conditions = replaceOrAppend(s.Conditions, r.ContainersReady)
+	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+		m.log.Error(err, "Readiness update rejected", "podUID", uid)
+	}
+}
+
+// SetContainerStartup sets the Started field of the container whose ContainerID is
+// containerID. As in the kubelet, a nil Started set to false counts as a change.
+func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[uid]
+	if e == nil || !e.hasStatus {
+		m.log.V(3).Info("Container startup changed before the pod has a status", "podUID", uid, "containerID", containerID)
+		return
+	}
+	c := findContainer(&e.status, containerID)
+	if c == nil || (c.Started != nil && *c.Started == started) {
+		return
+	}
+	s := *e.status.DeepCopy()
+	findContainer(&s, containerID).Started = &started
+	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+		m.log.Error(err, "Startup update rejected", "podUID", uid)
+	}
+}
+
+// TerminatePod ends the pod's lifecycle in the cache: every container that is not
+// terminated and could have started is marked terminated (exit code 137, reason
+// ContainerStatusUnknown) and a non-terminal phase becomes Failed; the change is always
+// queued. Conditions are not touched here: Ready and ContainersReady are forced False
+// when the status is merged for the server. pod.Status (the API copy) decides whether
+// the pod had initialised.
+func (m *Manager) TerminatePod(pod *v1.Pod) error {
+	if pod == nil {
+		return errors.New("status: TerminatePod: nil pod")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[pod.UID]
+	base := &pod.Status
+	if e != nil && e.hasStatus {
+		base = &e.status
+	}
+	return m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
+}
+
+// GetPodStatus returns a copy of the cached status of the pod with that UID.
+func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[uid]
+	if e == nil || !e.hasStatus {
+		return v1.PodStatus{}, false
+	}
+	return *e.status.DeepCopy(), true
+}
+
+// RemoveOrphanedStatuses forgets every pod whose UID is not in keep, with its pending
+// changes. It walks the whole cache.
+func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid, e := range m.pods {
+		if !keep[uid] {
+			m.dropLocked(e)
+		}
+	}
+	m.idle.Broadcast()
+}
+
+// ObservePod hands the Manager the server's copy of a pod, typically from a watch. It is
+// what lets the Manager send one request per change:
+//
+//   - The copy becomes the base that the next patch is computed against (when its
+//     resourceVersion is newer than the base the Manager has), so no GET is needed before
+//     the PATCH.
+//   - When the pod has readiness gates, Ready is re-evaluated with the readiness engine
+//     against the observed gate conditions and, if it changed, queued at once: a gate
+//     flipped by another controller reaches Ready on the next sync, not on a periodic
+//     resync.
+//   - When the observed status differs from the cached one on a kubelet-owned field
+//     (another writer changed it), the pod is queued so the kubelet's value is restored
+//     (the kubelet's needsReconcile, done per event instead of on every 10 s sync).
+//
+// A pod with no cached status is remembered as a base only. Copies older than the base
+// are ignored. Manager keeps a reference to pod: do not modify it afterwards.
+func (m *Manager) ObservePod(pod *v1.Pod) {
+	if pod == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[pod.UID]
+	if e == nil {
+		e = &entry{uid: pod.UID, namespace: pod.Namespace, name: pod.Name}
+		m.pods[pod.UID] = e
+	}
+	if !e.setBaseLocked(pod) || !e.hasStatus {
+		return
+	}
+	m.reevaluateGatesLocked(e)
+	if e.pending() {
+		return
+	}
+	observed := pod.Status.DeepCopy()
+	normalize(e.pod, observed)
+	if !equalByKubelet(observed, &e.status, m.own) {
+		e.version++
+		m.markDirtyLocked(e)
+	}
+}
+
+// reevaluateGatesLocked recomputes Ready from the cached container statuses and the gate
+// conditions of the base, and caches the result if it differs.
+func (m *Manager) reevaluateGatesLocked(e *entry) {
+	if len(e.pod.Spec.ReadinessGates) == 0 || e.finished || terminal(e.status.Phase) {
+		return
+	}
+	cur := conditions.Get(e.status.Conditions, v1.PodReady)
+	if cur == nil {
+		return // the caller does not report Ready; nothing to keep up to date
+	}
+	r, err := readiness.Evaluate(readiness.Input{
+		Pod: e.pod, Phase: e.status.Phase,
+		InitContainerStatuses: e.status.InitContainerStatuses, ContainerStatuses: e.status.ContainerStatuses,
+		Conditions: e.base.Status.Conditions, OldStatus: &e.status,
+	}, readiness.WithFeatures(m.opts.Features))
+	if err != nil {
+		m.log.Error(err, "Cannot re-evaluate readiness gates", "pod", klogRef(e.pod))
+		return
+	}
+	if r.Ready.Status == cur.Status && r.Ready.Reason == cur.Reason && r.Ready.Message == cur.Message {
+		return
+	}
+	s := *e.status.DeepCopy()
+	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
+	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+		m.log.Error(err, "Readiness-gate update rejected", "pod", klogRef(e.pod))
+	}
+}
+
+// findContainer returns the status with that ContainerID, regular statuses first.
+func findContainer(s *v1.PodStatus, id string) *v1.ContainerStatus {
+	for i := range s.ContainerStatuses {
+		if s.ContainerStatuses[i].ContainerID == id {
+			return &s.ContainerStatuses[i]
+		}
+	}
+	for i := range s.InitContainerStatuses {
+		if s.InitContainerStatuses[i].ContainerID == id {
+			return &s.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// replaceOrAppend replaces the first condition of c's type in list, or appends c. The
+// caller owns list.
+func replaceOrAppend(list []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
+	if i := conditions.Index(list, c.Type); i >= 0 {
+		list[i] = c
+		return list
+	}
+	return append(list, c)
+}

@@ -1,0 +1,101 @@
+package status
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus/features"
+)
+
+// DefaultSyncPeriod is the kubelet's status sync period: how often Run retries pending
+// work even when nothing new happened.
+const DefaultSyncPeriod = 10 * time.Second
+
+// Options configures a Manager. The zero value is valid: real clock, 10 s sync period,
+// v1.37.0 behaviour, no logging, no metrics, no running containers, the
+// lastTransitionTime fix on.
+type Options struct {
+	// Clock is the time source for timestamps, backoff and the sync loop. Tests pass a
+	// k8s.io/utils/clock/testing FakeClock. Default: the real clock.
+	Clock clock.WithTicker
+	// SyncPeriod is how often Run wakes up without a trigger. Default DefaultSyncPeriod.
+	SyncPeriod time.Duration
+	// Logger receives debug logs (V(3) and up for per-pod events). Default: discard.
+	Logger logr.Logger
+	// Features selects version-dependent behaviour. Default: v1.37.0.
+	Features features.Set
+	// Observer receives events for metrics. Default: NopObserver.
+	Observer Observer
+	// CouldHaveRunningContainers reports whether some container of the pod (the server's
+	// copy is passed) might still run. While it does, a terminal phase is not sent (the
+	// kubelet's PodCouldHaveRunningContainers). Default: always false.
+	CouldHaveRunningContainers func(*v1.Pod) bool
+	// Retry sets the backoff of failed syncs.
+	Retry RetryOptions
+	// UpstreamTransitionTimes turns off the fix for kubernetes#119514 and gives the
+	// kubelet's behaviour exactly. With the fix (the default), the lastTransitionTime of
+	// a kubelet-owned condition takes the server's copy into account: while the Status
+	// agrees with the server's, the server's time is kept; when another writer (the node
+	// lifecycle controller) flipped the Status after our last transition, flipping it
+	// back gets a fresh time. The kubelet compares only with its own cache and so sends
+	// its old time back, which rolls lastTransitionTime backwards.
+	UpstreamTransitionTimes bool
+}
+
+// RetryOptions sets the per-pod exponential backoff after a failed sync (5xx, 429,
+// timeouts and any other error but 404 and 409). The n-th consecutive failure waits
+// min(Base·2^(n-1), Max), stretched by a random factor in [1, 1+Jitter), or the
+// server's Retry-After when that is longer. A 409 Conflict refetches the pod and retries
+// at once, up to MaxConflicts times in one sync.
+type RetryOptions struct {
+	// Base is the first delay. Default 500ms.
+	Base time.Duration
+	// Max caps the delay. Default 1 minute.
+	Max time.Duration
+	// Jitter is the maximum relative stretch; default 0.2. Negative means none.
+	Jitter float64
+	// Seed seeds the jitter's random source, so runs are reproducible.
+	Seed uint64
+	// MaxConflicts is how many 409s one sync absorbs before backing off. Default 3.
+	MaxConflicts int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = DefaultSyncPeriod
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	if o.CouldHaveRunningContainers == nil {
+		o.CouldHaveRunningContainers = func(*v1.Pod) bool { return false }
+	}
+	if o.Retry.Base <= 0 {
+		o.Retry.Base = 500 * time.Millisecond
+	}
+	if o.Retry.Max <= 0 {
+		o.Retry.Max = time.Minute
+	}
+	if o.Retry.Max < o.Retry.Base {
+		o.Retry.Max = o.Retry.Base
+	}
+	if o.Retry.Jitter == 0 {
+		o.Retry.Jitter = 0.2
+	}
+	if o.Retry.Jitter < 0 {
+		o.Retry.Jitter = 0
+	}
+	if o.Retry.MaxConflicts <= 0 {
+		o.Retry.MaxConflicts = 3
+	}
+	return o
+}

@@ -1,0 +1,73 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// backoff computes per-pod retry delays. It is used under the Manager's lock.
+type backoff struct {
+	opts RetryOptions
+	rnd  *rand.Rand
+}
+
+func newBackoff(o RetryOptions) *backoff {
+	return &backoff{opts: o, rnd: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+}
+
+// delay returns the wait after the attempt-th consecutive failure with error err: the
+// exponential delay with jitter, or the server's Retry-After when that is longer.
+func (b *backoff) delay(attempt int, err error) time.Duration {
+	d := b.opts.Base
+	for i := 1; i < attempt && d < b.opts.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.opts.Max)
+	if b.opts.Jitter > 0 {
+		d += time.Duration(b.rnd.Float64() * b.opts.Jitter * float64(d))
+	}
+	if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+		d = max(d, time.Duration(s)*time.Second)
+	}
+	return d
+}
+
+// errorClass is how the sync reacts to an error from the API server.
+type errorClass int
+
+const (
+	// classRetry: back off, refetch the pod and try again (5xx, 429, timeouts, anything
+	// unexpected). The desired status is kept.
+	classRetry errorClass = iota
+	// classConflict: 409; refetch the pod and try again at once.
+	classConflict
+	// classNotFound: the pod is gone; drop its status.
+	classNotFound
+	// classInvalid: 422; most often the metadata.uid precondition failed because the pod
+	// was recreated. Refetch to find out.
+	classInvalid
+)
+
+func classify(err error) errorClass {
+	switch {
+	case apierrors.IsConflict(err):
+		return classConflict
+	case apierrors.IsNotFound(err):
+		return classNotFound
+	case apierrors.IsInvalid(err):
+		return classInvalid
+	}
+	return classRetry
+}
+
+// isTimeout reports whether err is a timeout of any kind; used only for logging.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) ||
+		apierrors.IsServerTimeout(err) || (errors.As(err, &ne) && ne.Timeout())
+}

@@ -1,0 +1,274 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+)
+
+// Run syncs pending changes until ctx is done, then returns nil. It wakes on every change
+// (coalesced, as the kubelet's one-slot channel), when a pod's backoff expires, and every
+// SyncPeriod. Each wake-up sends only the pods that changed or are due for a retry. Start
+// it once; Sync may be called alongside.
+func (m *Manager) Run(ctx context.Context) error {
+	ticker := m.clock.NewTicker(m.opts.SyncPeriod)
+	defer ticker.Stop()
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		next := m.syncDue(ctx)
+		var retry <-chan time.Time
+		if !next.IsZero() {
+			d := max(next.Sub(m.clock.Now()), 0)
+			if timer == nil {
+				timer = m.clock.NewTimer(d)
+			} else {
+				timer.Stop()
+				timer.Reset(d)
+			}
+			retry = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.kick:
+		case <-ticker.C():
+		case <-retry:
+		}
+	}
+}
+
+// syncDue syncs every pending pod that no one else is syncing and whose backoff has
+// expired, and returns the earliest time a backed-off pod becomes due (zero if none).
+func (m *Manager) syncDue(ctx context.Context) time.Time {
+	type job struct {
+		e    *entry
+		snap snapshot
+	}
+	var jobs []job
+	var next time.Time
+	m.mu.Lock()
+	now := m.clock.Now()
+	for e := range m.dirty {
+		if e.inflight || !e.pending() {
+			continue
+		}
+		if e.notBefore.After(now) {
+			if next.IsZero() || e.notBefore.Before(next) {
+				next = e.notBefore
+			}
+			continue
+		}
+		e.inflight = true
+		jobs = append(jobs, job{e, e.snapshot()})
+	}
+	m.mu.Unlock()
+	for _, j := range jobs {
+		err := m.syncEntry(ctx, j.e, j.snap)
+		if retryAt := m.finish(j.e, j.snap, err); !retryAt.IsZero() && (next.IsZero() || retryAt.Before(next)) {
+			next = retryAt
+		}
+	}
+	return next
+}
+
+// Sync sends every change pending when it is called, now, ignoring backoff, and returns
+// once each affected pod is up to date on the server or has failed. A pod another
+// goroutine is syncing is waited for (so do not call Sync from an Observer). The error
+// joins one error per failed pod (naming it, wrapping the API error); failed pods stay
+// queued and Run retries them with backoff.
+//
+// A Sync with nothing pending costs the same however many pods are cached.
+func (m *Manager) Sync(ctx context.Context) error {
+	m.mu.Lock()
+	targets := make([]*entry, 0, len(m.dirty))
+	for e := range m.dirty {
+		targets = append(targets, e)
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, e := range targets {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		m.mu.Lock()
+		for e.inflight && !e.gone {
+			m.idle.Wait()
+		}
+		if e.gone || !e.pending() {
+			m.mu.Unlock()
+			continue
+		}
+		e.inflight = true
+		snap := e.snapshot()
+		m.mu.Unlock()
+		err := m.syncEntry(ctx, e, snap)
+		m.finish(e, snap, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("status: sync failed for %d of %d pods: %w", len(errs), len(targets), errors.Join(errs...))
+	}
+	return nil
+}
+
+// finish records the outcome of a sync of e: on success the synced version moves up (it
+// never goes back, and a change made meanwhile stays pending); on failure the base is
+// marked stale and the pod backs off. It returns when the pod is due again after a
+// failure (zero otherwise).
+func (m *Manager) finish(e *entry, snap snapshot, err error) time.Time {
+	var (
+		retryAt  time.Time
+		delay    time.Duration
+		attempt  int
+		synced   bool
+		latency  time.Duration
+		observer = m.opts.Observer
+	)
+	m.mu.Lock()
+	e.inflight = false
+	if !e.gone {
+		if err == nil {
+			if snap.version > e.synced {
+				e.synced = snap.version
+			}
+			e.attempts, e.notBefore = 0, time.Time{}
+			if !e.pending() {
+				delete(m.dirty, e)
+				synced = true
+				if !e.at.IsZero() {
+					latency = m.clock.Since(e.at)
+				}
+				e.at = time.Time{}
+			} else {
+				m.kickLoop() // a change arrived while this one was in flight
+			}
+		} else {
+			e.baseStale = true
+			e.attempts++
+			attempt = e.attempts
+			delay = m.backoff.delay(e.attempts, err)
+			retryAt = m.clock.Now().Add(delay)
+			e.notBefore = retryAt
+		}
+	}
+	m.idle.Broadcast()
+	m.mu.Unlock()
+	switch {
+	case err != nil:
+		m.log.V(2).Info("Pod status sync failed; will retry", "pod", e.namespace+"/"+e.name, "podUID", e.uid,
+			"attempt", attempt, "delay", delay, "timeout", isTimeout(err), "err", err.Error())
+		observer.OnRetry(e.ref(), attempt, delay, err)
+	case synced:
+		observer.OnSynced(e.ref(), latency)
+	}
+	return retryAt
+}
+
+// syncEntry brings the server's copy of one pod up to date with snap. It is the kubelet's
+// syncPod with two differences: the patch is computed against the newest known server
+// copy (the last PATCH response or a watch event) and a GET is made only when there is
+// none or after an error; and a 409 refetches and retries at once. A nil error means the
+// server is up to date or the pod is gone (its status is then dropped).
+func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error {
+	ref := e.ref()
+	base := snap.base
+	needGet := base == nil || snap.stale
+	conflicts := 0
+	for {
+		if needGet {
+			got, err := m.client.GetPod(ctx, e.namespace, e.name)
+			if err != nil {
+				if classify(err) == classNotFound {
+					m.drop(e, SkipNotFound)
+					return nil
+				}
+				return fmt.Errorf("get pod: %w", err)
+			}
+			if got.UID != e.uid {
+				m.drop(e, SkipRecreated)
+				return nil
+			}
+			base = got
+			m.setBase(e, got)
+			needGet = false
+		}
+		now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
+		cfg := mergeConfig{
+			now: now, features: m.opts.Features, generation: base.Generation, hasGeneration: true,
+			serverLTT: !m.opts.UpstreamTransitionTimes,
+		}
+		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
+		patch, unchanged, err := PatchBytes(e.uid, base.Status, merged)
+		if err != nil {
+			return fmt.Errorf("build patch: %w", err)
+		}
+		if unchanged {
+			m.opts.Observer.OnSkip(ref, SkipUnchanged)
+			return nil
+		}
+		start := m.clock.Now()
+		got, err := m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
+		m.opts.Observer.OnPatch(ref, len(patch), m.clock.Since(start), err)
+		if err == nil {
+			m.log.V(3).Info("Patched pod status", "pod", ref.Namespace+"/"+ref.Name, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
+			m.setBase(e, got)
+			return nil
+		}
+		switch classify(err) {
+		case classConflict:
+			m.opts.Observer.OnConflict(ref)
+			conflicts++
+			if conflicts > m.opts.Retry.MaxConflicts {
+				return fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
+			}
+			needGet = true
+			continue
+		case classNotFound:
+			m.drop(e, SkipNotFound)
+			return nil
+		case classInvalid:
+			// The metadata.uid precondition fails with 422 when the pod was recreated.
+			cur, gerr := m.client.GetPod(ctx, e.namespace, e.name)
+			switch {
+			case gerr != nil && classify(gerr) == classNotFound:
+				m.drop(e, SkipNotFound)
+				return nil
+			case gerr == nil && cur.UID != e.uid:
+				m.drop(e, SkipRecreated)
+				return nil
+			}
+		}
+		return fmt.Errorf("patch status: %w", err)
+	}
+}
+
+// setBase records a server copy of e's pod (if newer than the one e has).
+func (m *Manager) setBase(e *entry, p *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !e.gone {
+		e.setBaseLocked(p)
+	}
+}
+
+// drop forgets e because its pod is gone from the server or was recreated.
+func (m *Manager) drop(e *entry, why SkipReason) {
+	m.mu.Lock()
+	m.dropLocked(e)
+	m.mu.Unlock()
+	m.log.V(2).Info("Dropping cached status", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "reason", string(why))
+	m.opts.Observer.OnSkip(e.ref(), why)
+}

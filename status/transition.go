@@ -1,0 +1,198 @@
+package status
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/features"
+)
+
+// ltTypes are the condition types whose lastTransitionTime the status manager keeps, in
+// the kubelet's order. Resize conditions carry their own times; foreign conditions keep
+// the server's.
+var ltTypes = [...]v1.PodConditionType{
+	v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
+	v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting,
+}
+
+// setTransitionTimes applies the kubelet's lastTransitionTime rule to s against old for
+// every type in ltTypes: the first condition of a type keeps old's time when old has the
+// same Status (even a zero time), and gets now otherwise. A time the caller put on s is
+// always overwritten. s.Conditions must not share its array with old.
+func setTransitionTimes(s, old *v1.PodStatus, now metav1.Time) {
+	for _, t := range ltTypes {
+		c := conditions.Get(s.Conditions, t)
+		if c == nil {
+			continue
+		}
+		c.LastTransitionTime = conditions.TransitionTime(old.Conditions, t, c.Status, now)
+	}
+}
+
+// serverTransitionTimes is the fix for kubernetes#119514, applied to a merged status just
+// before it is diffed against the server's copy. For every condition the kubelet owns:
+//
+//   - the server has it with the same Status: the server's lastTransitionTime is kept
+//     (no transition happens on the server, so its time must not move; a zero server time
+//     is filled in with ours);
+//   - the server has it with another Status and our time is not after the server's: some
+//     other writer (the node lifecycle controller, typically) flipped it after we last
+//     did, so the transition we are about to make happens now;
+//   - otherwise our time stands: it records a transition we made and have not sent yet.
+//
+// The kubelet compares only against its own cache, so after a node controller marks a pod
+// not Ready it sends the old True time back and rolls lastTransitionTime backwards.
+func serverTransitionTimes(merged *v1.PodStatus, server *v1.PodStatus, own conditions.Ownership, now metav1.Time) {
+	for i := range merged.Conditions {
+		c := &merged.Conditions[i]
+		if !own.Owned(c.Type) {
+			continue
+		}
+		sc := conditions.Get(server.Conditions, c.Type)
+		if sc == nil {
+			continue
+		}
+		switch {
+		case sc.Status == c.Status:
+			if !sc.LastTransitionTime.IsZero() {
+				c.LastTransitionTime = sc.LastTransitionTime
+			}
+		case !sc.LastTransitionTime.Before(&c.LastTransitionTime):
+			c.LastTransitionTime = now
+		}
+	}
+}
+
+// checkTransitions rejects a status that moves a terminated container back to a
+// non-terminated state when the pod's restart rules do not allow a restart. It is the
+// kubelet's checkContainerStateTransition; the error names the container.
+func checkTransitions(old, s *v1.PodStatus, spec *v1.PodSpec, f features.Set) error {
+	if spec.RestartPolicy == v1.RestartPolicyAlways {
+		return nil
+	}
+	if f.RestartAllContainers() && allContainersCouldRestart(spec) {
+		return nil
+	}
+	for _, o := range old.ContainerStatuses {
+		if o.State.Terminated == nil || mayRestart(spec.Containers, spec, o, f) {
+			continue
+		}
+		for _, n := range s.ContainerStatuses {
+			if n.Name == o.Name && n.State.Terminated == nil {
+				return fmt.Errorf("terminated container %s attempted illegal transition to non-terminated state", n.Name)
+			}
+		}
+	}
+	for i, o := range old.InitContainerStatuses {
+		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
+			return fmt.Errorf("found mismatch between pod spec and status, container: %s", o.Name)
+		}
+		if sidecar(&spec.InitContainers[i], f) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
+			continue
+		}
+		for _, n := range s.InitContainerStatuses {
+			if n.Name == o.Name && n.State.Terminated == nil {
+				return fmt.Errorf("terminated init container %s attempted illegal transition to non-terminated state", n.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// mayRestart reports whether the terminated container o may leave the terminated state:
+// a failure under restartPolicy OnFailure, or (with container restart rules) a container
+// whose own policy or rules restart it.
+func mayRestart(containers []v1.Container, spec *v1.PodSpec, o v1.ContainerStatus, f features.Set) bool {
+	code := o.State.Terminated.ExitCode
+	if code != 0 && spec.RestartPolicy == v1.RestartPolicyOnFailure {
+		return true
+	}
+	if !f.ContainerRestartRules() {
+		return false
+	}
+	for i := range containers {
+		if containers[i].Name == o.Name && containerShouldRestart(&containers[i], spec, code, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// containerShouldRestart is the API's rule for whether container c restarts after exiting
+// with code: the first matching restart rule, then the container's restartPolicy, then
+// the pod's.
+func containerShouldRestart(c *v1.Container, spec *v1.PodSpec, code int32, f features.Set) bool {
+	if c.RestartPolicy != nil {
+		if rule, ok := matchingRestartRule(c, code); ok {
+			switch rule.Action {
+			case v1.ContainerRestartRuleActionRestart:
+				return true
+			case v1.ContainerRestartRuleActionRestartAllContainers:
+				if f.RestartAllContainers() {
+					return true
+				}
+			}
+		}
+		switch *c.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways:
+			return true
+		case v1.ContainerRestartPolicyOnFailure:
+			return code != 0
+		case v1.ContainerRestartPolicyNever:
+			return false
+		}
+	}
+	switch spec.RestartPolicy {
+	case v1.RestartPolicyOnFailure:
+		return code != 0
+	case v1.RestartPolicyNever:
+		return false
+	}
+	return true
+}
+
+func matchingRestartRule(c *v1.Container, code int32) (v1.ContainerRestartRule, bool) {
+	for _, r := range c.RestartPolicyRules {
+		if r.ExitCodes == nil {
+			continue
+		}
+		in := false
+		for _, v := range r.ExitCodes.Values {
+			if v == code {
+				in = true
+			}
+		}
+		switch r.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return r, true
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return r, true
+			}
+		}
+	}
+	return v1.ContainerRestartRule{}, false
+}
+
+func allContainersCouldRestart(spec *v1.PodSpec) bool {
+	for _, list := range [][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			for _, r := range list[i].RestartPolicyRules {
+				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// sidecar reports whether init container c is a restartable init container.
+func sidecar(c *v1.Container, f features.Set) bool {
+	return f.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
