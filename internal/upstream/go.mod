@@ -10,6 +10,7 @@ require (
 	k8s.io/apiserver v0.37.0
 	k8s.io/client-go v0.37.0
 	k8s.io/kubernetes v1.37.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (
