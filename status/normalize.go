@@ -50,9 +50,6 @@ func normalize(pod *v1.Pod, s *v1.PodStatus) {
 // truncate cuts t to whole seconds, in place.
 func truncate(t *metav1.Time) { *t = t.Rfc3339Copy() }
 
-// now returns the current time of c as the API server would store it: whole seconds.
-func secondsOf(t metav1.Time) metav1.Time { return t.Rfc3339Copy() }
-
 func normalizeState(c *v1.ContainerState, limit int) {
 	if c.Running != nil {
 		truncate(&c.Running.StartedAt)
