@@ -221,7 +221,9 @@ func TestStatusEquality(t *testing.T) {
 			EphemeralContainerStatuses: mgrShuffled(r, "e", 5),
 		}
 		b := *a.DeepCopy()
-		r.Shuffle(5, func(i, j int) { b.ContainerStatuses[i], b.ContainerStatuses[j] = b.ContainerStatuses[j], b.ContainerStatuses[i] })
+		r.Shuffle(5, func(i, j int) {
+			b.ContainerStatuses[i], b.ContainerStatuses[j] = b.ContainerStatuses[j], b.ContainerStatuses[i]
+		})
 		r.Shuffle(5, func(i, j int) {
 			b.InitContainerStatuses[i], b.InitContainerStatuses[j] = b.InitContainerStatuses[j], b.InitContainerStatuses[i]
 		})
