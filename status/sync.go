@@ -28,7 +28,13 @@ func (m *Manager) Run(ctx context.Context) error {
 		next := m.syncDue(ctx)
 		var retry <-chan time.Time
 		if !next.IsZero() {
-			d := max(next.Sub(m.clock.Now()), 0)
+			d := next.Sub(m.clock.Now())
+			if d <= 0 {
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue // a backoff expired while syncing
+			}
 			if timer == nil {
 				timer = m.clock.NewTimer(d)
 			} else {
