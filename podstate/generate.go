@@ -1,0 +1,347 @@
+package podstate
+
+import (
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/readiness"
+)
+
+// Condition reason and message of AllContainersRestarting (kubelet v1.35 and later).
+const (
+	// ReasonRestartAllContainersStarted: a container exited with a restart rule whose
+	// action is RestartAllContainers, and the containers are being restarted in place.
+	ReasonRestartAllContainersStarted = "RestartAllContainersStarted"
+	msgRestartAllStarted              = "container exited with restart policy rule"
+)
+
+// gen holds what one Generate call has worked out.
+type gen struct {
+	in       *Input
+	pod      *v1.Pod
+	base     *v1.PodStatus
+	features features.Set
+	opts     []readiness.Option
+	facts    map[string]*Container
+	rro      bool
+	// regularCreated: the runtime has a regular container in a known state (the
+	// kubelet's HasAnyRegularContainerCreated).
+	regularCreated bool
+	// restartingAll: all containers are being restarted in place (ShouldAllContainersRestart).
+	restartingAll bool
+}
+
+// Generate returns the status the kubelet v1.37.0's generateAPIPodStatus would produce for
+// in (or the version selected with readiness.WithFeatures):
+//
+//   - the container statuses, one per container of the spec (init in spec order, regular
+//     and ephemeral by name), with Started and Ready set as the prober sets them;
+//   - the phase, derived by readiness.Phase; a terminal phase in Previous or on the
+//     server is never left, and the reason and message are carried over while the phase
+//     does not change;
+//   - the pod IPs (from the newest sandbox, if it is ready) and the host IPs;
+//   - the conditions, in the kubelet's order: the server's conditions that the kubelet
+//     does not own, in server order; the resize conditions; DisruptionTarget from the
+//     previous status, replacing the server's copy in place; PodReadyToStartContainers;
+//     Initialized; Ready (whose readiness gates read the conditions before it);
+//     ContainersReady; PodScheduled True; AllContainersRestarting when a container has a
+//     RestartAllContainers rule. The kubelet-owned ones are what readiness.Evaluate
+//     computes for the same inputs.
+//
+// Every lastTransitionTime Generate writes is zero, and startTime and the pod-level
+// observedGeneration are unset: in the kubelet the status manager sets them when it
+// accepts the status, and status.Manager.SetPodStatus does the same. Callers without a
+// manager use Stamp.
+//
+// One deliberate difference: the kubelet derives the phase before its prober updates
+// Started, from the Started of the previous status, and catches up one sync later.
+// Generate derives it after, so that the phase and the containers' Started and Ready of one
+// status agree; it is the phase the kubelet settles on.
+//
+// The error is non-nil only for malformed input: a nil Pod, two containers of one name in
+// the spec, or two facts of one name.
+func Generate(in Input, opts ...readiness.Option) (v1.PodStatus, error) {
+	if in.Pod == nil {
+		return v1.PodStatus{}, errors.New("podstate: input has no pod (Input.Pod is nil)")
+	}
+	pod := in.Pod
+	g := &gen{
+		in:       &in,
+		pod:      pod,
+		base:     in.base(),
+		features: readiness.ResolveFeatures(opts...),
+		opts:     opts,
+		facts:    make(map[string]*Container, len(in.Containers)),
+		rro:      in.RecursiveReadOnlyMounts,
+	}
+	for i := range in.Containers {
+		f := &in.Containers[i]
+		if _, dup := g.facts[f.Name]; dup {
+			return v1.PodStatus{}, fmt.Errorf("podstate: pod %s/%s: two runtime facts for container %q", pod.Namespace, pod.Name, f.Name)
+		}
+		g.facts[f.Name] = f
+	}
+	spec := &pod.Spec
+	for i := range spec.Containers {
+		if f := g.facts[spec.Containers[i].Name]; f != nil && !isZeroState(&f.State) {
+			g.regularCreated = true
+			break
+		}
+	}
+	g.restartingAll = g.features.RestartAllContainers() && g.shouldAllContainersRestart()
+
+	var s v1.PodStatus
+	s.PodIPs, s.PodIP = g.podIPs()
+	s.QOSClass = pod.Status.QOSClass
+	if s.QOSClass == "" {
+		s.QOSClass = g.base.QOSClass
+	}
+	s.ContainerStatuses = g.statuses(spec.Containers, g.base.ContainerStatuses, kindRegular)
+	s.InitContainerStatuses = g.statuses(spec.InitContainers, g.base.InitContainerStatuses, kindInit)
+	eph := make([]v1.Container, len(spec.EphemeralContainers))
+	for i := range spec.EphemeralContainers {
+		eph[i] = v1.Container(spec.EphemeralContainers[i].EphemeralContainerCommon)
+	}
+	s.EphemeralContainerStatuses = g.statuses(eph, g.base.EphemeralContainerStatuses, kindEphemeral)
+	g.probe(s.ContainerStatuses, spec.Containers, kindRegular)
+	g.probe(s.InitContainerStatuses, spec.InitContainers, kindInit)
+
+	phase, err := readiness.Phase(readiness.PhaseInput{
+		Pod:                   pod,
+		InitContainerStatuses: s.InitContainerStatuses,
+		ContainerStatuses:     s.ContainerStatuses,
+		Terminal:              in.Terminal,
+		Initialized:           g.activeRegularContainer(),
+	}, opts...)
+	if err != nil {
+		return v1.PodStatus{}, fmt.Errorf("podstate: %w", err)
+	}
+	g.setPhase(&s, phase)
+
+	if err := g.setConditions(&s); err != nil {
+		return v1.PodStatus{}, fmt.Errorf("podstate: %w", err)
+	}
+	g.setHostIPs(&s)
+	return s, nil
+}
+
+// setPhase applies the kubelet's terminal-phase rules to the derived phase.
+func (g *gen) setPhase(s *v1.PodStatus, phase v1.PodPhase) {
+	api := g.pod.Status.Phase
+	if !terminal(phase) {
+		switch {
+		case terminal(g.base.Phase):
+			phase = g.base.Phase
+		case terminal(api):
+			phase = api
+		}
+	}
+	s.Phase = phase
+	if phase == g.base.Phase {
+		s.Reason, s.Message = g.base.Reason, g.base.Message
+		if s.Reason == "" {
+			s.Reason = g.pod.Status.Reason
+		}
+		if s.Message == "" {
+			s.Message = g.pod.Status.Message
+		}
+	}
+	if e := g.in.Eviction; e != nil {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, e.Reason, e.Message
+	}
+	if terminal(api) && s.Phase != api {
+		s.Phase = api // a pod never leaves a terminal phase the server shows
+	}
+}
+
+func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// setConditions writes the conditions in the kubelet's order.
+func (g *gen) setConditions(s *v1.PodStatus) error {
+	pod, base := g.pod, g.base
+	own := conditions.For(g.features)
+	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+8)
+	for i := range pod.Status.Conditions {
+		if c := &pod.Status.Conditions[i]; !own.Owned(c.Type) {
+			conds = append(conds, *c.DeepCopy())
+		}
+	}
+	if !g.in.Terminal {
+		for _, t := range []v1.PodConditionType{v1.PodResizePending, v1.PodResizeInProgress} {
+			if c := conditions.Get(g.in.Resize, t); c != nil {
+				rc := *c.DeepCopy()
+				if g.conditionGeneration(t) == 0 {
+					rc.ObservedGeneration = 0
+				}
+				conds = append(conds, rc)
+			}
+		}
+	}
+	if dt := conditions.Get(base.Conditions, v1.DisruptionTarget); dt != nil {
+		if i := conditions.Index(conds, v1.DisruptionTarget); i >= 0 {
+			conds[i] = *dt.DeepCopy()
+		} else {
+			conds = append(conds, *dt.DeepCopy())
+		}
+	}
+	ein := readiness.Input{
+		Pod:                   pod,
+		Phase:                 s.Phase,
+		InitContainerStatuses: s.InitContainerStatuses,
+		ContainerStatuses:     s.ContainerStatuses,
+		Conditions:            conds,
+		Sandboxes:             g.in.Sandboxes,
+		OldStatus:             base,
+	}
+	r, err := readiness.Evaluate(ein, g.opts...)
+	if err != nil {
+		return err
+	}
+	if r.PodReadyToStartContainers.Type != "" {
+		conds = append(conds, r.PodReadyToStartContainers)
+	}
+	conds = append(conds, r.Initialized)
+	if g.gateReadsOwnCondition() {
+		// Ready reads the conditions accumulated so far, which now include the two above.
+		ein.Conditions = conds
+		if r, err = readiness.Evaluate(ein, g.opts...); err != nil {
+			return err
+		}
+	}
+	conds = append(conds, r.Ready, r.ContainersReady, v1.PodCondition{
+		Type:               v1.PodScheduled,
+		ObservedGeneration: g.conditionGeneration(v1.PodScheduled),
+		Status:             v1.ConditionTrue,
+	})
+	if g.features.RestartAllContainers() && couldRestartAll(&pod.Spec) {
+		conds = append(conds, g.allContainersRestarting(s.Phase))
+	}
+	s.Conditions = conds
+	return nil
+}
+
+// gateReadsOwnCondition reports whether a readiness gate names a condition Generate
+// writes before Ready.
+func (g *gen) gateReadsOwnCondition() bool {
+	for _, rg := range g.pod.Spec.ReadinessGates {
+		if rg.ConditionType == v1.PodReadyToStartContainers || rg.ConditionType == v1.PodInitialized {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionGeneration is the kubelet's CalculatePodConditionObservedGeneration against the
+// previous status.
+func (g *gen) conditionGeneration(t v1.PodConditionType) int64 {
+	if g.features.ObservedGenerationTracking() {
+		return g.pod.Generation
+	}
+	for i := range g.base.Conditions {
+		if c := &g.base.Conditions[i]; c.Type == t && c.ObservedGeneration != 0 {
+			return g.pod.Generation
+		}
+	}
+	return 0
+}
+
+// sidecar reports whether init container c is a sidecar under the feature set.
+func (g *gen) sidecar(c *v1.Container) bool {
+	return g.features.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+// activeRegularContainer is the kubelet's HasAnyActiveRegularContainerStarted: the newest
+// sandbox is ready and a regular container belongs to it.
+func (g *gen) activeRegularContainer() bool {
+	sb := g.in.Sandboxes
+	if len(sb) == 0 || !sb[0].Ready {
+		return false
+	}
+	for i := range g.pod.Spec.Containers {
+		if f := g.facts[g.pod.Spec.Containers[i].Name]; f != nil && (f.SandboxID == "" || f.SandboxID == sb[0].ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// couldRestartAll reports whether some init or regular container has a restart rule with
+// action RestartAllContainers.
+func couldRestartAll(spec *v1.PodSpec) bool {
+	for _, list := range [][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			for _, r := range list[i].RestartPolicyRules {
+				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// shouldAllContainersRestart is the kubelet's ShouldAllContainersRestart: the previous
+// status says so, or a container exited (per the runtime or the previous status) with an
+// exit code whose rule restarts all containers.
+func (g *gen) shouldAllContainersRestart() bool {
+	for i := range g.base.Conditions {
+		if c := &g.base.Conditions[i]; c.Type == v1.AllContainersRestarting && c.Status == v1.ConditionTrue {
+			return true
+		}
+	}
+	old := make(map[string]*v1.ContainerStatus)
+	for i := range g.base.InitContainerStatuses {
+		old[g.base.InitContainerStatuses[i].Name] = &g.base.InitContainerStatuses[i]
+	}
+	for i := range g.base.ContainerStatuses {
+		old[g.base.ContainerStatuses[i].Name] = &g.base.ContainerStatuses[i]
+	}
+	restartsAll := func(c *v1.Container, t *v1.ContainerStateTerminated) bool {
+		r, ok := readiness.MatchRestartRule(c, t.ExitCode)
+		return ok && r.Action == v1.ContainerRestartRuleActionRestartAllContainers
+	}
+	for _, list := range [][]v1.Container{g.pod.Spec.InitContainers, g.pod.Spec.Containers} {
+		for i := range list {
+			c := &list[i]
+			if f := g.facts[c.Name]; f != nil && f.State.Terminated != nil && restartsAll(c, f.State.Terminated) {
+				return true
+			}
+			if o := old[c.Name]; o != nil && o.State.Terminated != nil && restartsAll(c, o.State.Terminated) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allContainersRestarting is the kubelet's GenerateAllContainersRestartingCondition.
+func (g *gen) allContainersRestarting(phase v1.PodPhase) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}
+	switch {
+	case phase == v1.PodSucceeded:
+		c.Reason = readiness.ReasonPodCompleted
+	case phase == v1.PodFailed:
+		c.Reason = readiness.ReasonPodFailed
+	case !g.restartingAll:
+	case g.cleanedUp():
+	default:
+		c.Status, c.Reason, c.Message = v1.ConditionTrue, ReasonRestartAllContainersStarted, msgRestartAllStarted
+	}
+	return c
+}
+
+// cleanedUp reports whether the runtime has no init or regular container of the pod left.
+func (g *gen) cleanedUp() bool {
+	for _, list := range [][]v1.Container{g.pod.Spec.InitContainers, g.pod.Spec.Containers} {
+		for i := range list {
+			if g.facts[list[i].Name] != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
