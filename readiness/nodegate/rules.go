@@ -1,0 +1,396 @@
+package nodegate
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// ConditionPolicy says how a rule combines its conditions.
+type ConditionPolicy string
+
+const (
+	// AllOf (the default, also for "") releases the node when every
+	// condition is satisfied.
+	AllOf ConditionPolicy = "allOf"
+	// AnyOf releases the node when at least one condition is satisfied.
+	AnyOf ConditionPolicy = "anyOf"
+)
+
+// EnforcementMode says whether a rule keeps guarding a node after release.
+type EnforcementMode string
+
+const (
+	// Continuous re-adds the taint whenever the conditions regress.
+	Continuous EnforcementMode = "continuous"
+	// BootstrapOnly removes the taint once, marks the node with a completion
+	// annotation, and never taints that node again.
+	BootstrapOnly EnforcementMode = "bootstrap-only"
+)
+
+// RuleTaintPrefix is the domain every rule's taint key must be in.
+const RuleTaintPrefix = "readiness.k8s.io/"
+
+// BootstrapAnnotationPrefix prefixes the node annotation that records a
+// bootstrap-only rule's completion: the rule's UID follows (legacy markers use
+// the rule's name instead).
+const BootstrapAnnotationPrefix = "readiness.k8s.io/bootstrap-completed-"
+
+// ConditionRequirement is one node condition a rule waits for.
+type ConditionRequirement struct {
+	// Type is the node condition type.
+	Type v1.NodeConditionType
+	// RequiredStatus is the status that satisfies the requirement.
+	RequiredStatus v1.ConditionStatus
+	// DefaultStatus stands in for a missing condition; "" means Unknown.
+	// Not allowed with bootstrap-only rules.
+	DefaultStatus v1.ConditionStatus
+}
+
+// Rule is a condition-based readiness rule: nodes its selector matches carry
+// Taint until its conditions are met (a NodeReadinessRule spec).
+type Rule struct {
+	// Name and UID identify the rule; UID names the bootstrap marker.
+	Name string
+	UID  types.UID
+	// Conditions are the requirements (1 to 32, unique types).
+	Conditions []ConditionRequirement
+	// Policy combines them; "" means AllOf.
+	Policy ConditionPolicy
+	// Mode is Continuous or BootstrapOnly (required).
+	Mode EnforcementMode
+	// Taint is the taint the rule keeps on unreleased nodes; its key must be
+	// in RuleTaintPrefix.
+	Taint v1.Taint
+	// NodeSelector selects the nodes the rule applies to; it must not be empty.
+	NodeSelector metav1.LabelSelector
+	// DryRun makes the rule report what it would do without acting.
+	DryRun bool
+	// Deleting marks a rule being deleted: its taint is removed from every
+	// node it selects and nothing else happens.
+	Deleting bool
+}
+
+// ConditionResult reports one requirement on one node.
+type ConditionResult struct {
+	Type v1.NodeConditionType
+	// Found reports whether the node has the condition.
+	Found bool
+	// CurrentStatus is the node's status for it, Unknown when missing.
+	CurrentStatus v1.ConditionStatus
+	// EffectiveStatus is CurrentStatus, or the default when missing.
+	EffectiveStatus v1.ConditionStatus
+	RequiredStatus  v1.ConditionStatus
+	DefaultStatus   v1.ConditionStatus
+	// Satisfied reports EffectiveStatus == RequiredStatus.
+	Satisfied bool
+}
+
+// RuleAction is what a rule does to one node.
+type RuleAction string
+
+const (
+	// ActionNone: nothing changes.
+	ActionNone RuleAction = "None"
+	// ActionAddTaint: the rule's taint is added.
+	ActionAddTaint RuleAction = "AddTaint"
+	// ActionRemoveTaint: every taint with the rule's key and effect is removed.
+	ActionRemoveTaint RuleAction = "RemoveTaint"
+	// ActionMarkBootstrapped: only the completion annotation is added.
+	ActionMarkBootstrapped RuleAction = "MarkBootstrapped"
+)
+
+// RuleResult is a rule's evaluation on one node.
+type RuleResult struct {
+	// Applies reports whether the rule's selector matches the node.
+	Applies bool
+	// Skipped explains why an applying rule was not evaluated ("" if it was):
+	// "DryRun" or "BootstrapCompleted".
+	Skipped string
+	// Conditions are the per-requirement results, in rule order.
+	Conditions []ConditionResult
+	// MissingConditions counts requirements the node has no condition for.
+	MissingConditions int
+	// Release reports whether the conditions are met (allOf / anyOf).
+	Release bool
+	// HadTaint reports whether the node carried the rule's taint (key+effect).
+	HadTaint bool
+	// Action is what the rule does; Taints the resulting change.
+	Action RuleAction
+	Taints TaintDiff
+	// Annotations are node annotations to add (the bootstrap marker).
+	Annotations map[string]string
+	// TaintPresent reports whether the node carries the taint afterwards.
+	TaintPresent bool
+}
+
+// EvaluateRule decides what rule does to node, with the semantics of
+// node-readiness-controller v0.5.0: a rule that does not select the node
+// leaves it alone; a satisfied rule removes its taint (bootstrap-only rules
+// also write their completion annotation, and are skipped on nodes that have
+// it); an unsatisfied rule adds its taint unless present (a pre-existing taint
+// with the same key and effect is adopted, whatever its value). Dry-run rules
+// report conditions but act on nothing. The error wraps ErrInvalidOptions for
+// a rule ValidateRule rejects or a nil node.
+func EvaluateRule(rule Rule, node *v1.Node) (RuleResult, error) {
+	if node == nil {
+		return RuleResult{}, fmt.Errorf("nodegate: node is nil: %w", ErrInvalidOptions)
+	}
+	if err := ValidateRule(rule); err != nil {
+		return RuleResult{}, err
+	}
+	res := RuleResult{Action: ActionNone}
+	res.HadTaint = hasRuleTaint(node, rule.Taint)
+	res.TaintPresent = res.HadTaint
+	res.Taints = TaintDiff{NewTaints: append([]v1.Taint(nil), node.Spec.Taints...)}
+	if !ruleSelects(rule, node) {
+		return res, nil
+	}
+	res.Applies = true
+	owned := func(t *v1.Taint) bool { return t.MatchTaint(&rule.Taint) }
+	if rule.Deleting {
+		res.Taints = diffTaints(node.Spec.Taints, nil, owned, false)
+		if !res.Taints.Empty() {
+			res.Action = ActionRemoveTaint
+		}
+		res.TaintPresent = false
+		return res, nil
+	}
+	res.Conditions, res.MissingConditions, res.Release = evaluateConditions(rule, node)
+	if rule.DryRun {
+		res.Skipped = "DryRun"
+		return res, nil
+	}
+	if rule.Mode == BootstrapOnly && bootstrapCompleted(rule, node) {
+		res.Skipped = "BootstrapCompleted"
+		return res, nil
+	}
+	switch {
+	case res.Release && res.HadTaint:
+		res.Action = ActionRemoveTaint
+		res.Taints = diffTaints(node.Spec.Taints, nil, owned, false)
+		res.TaintPresent = false
+		if rule.Mode == BootstrapOnly {
+			res.Annotations = bootstrapMarker(rule)
+		}
+	case !res.Release && !res.HadTaint:
+		res.Action = ActionAddTaint
+		res.Taints = diffTaints(node.Spec.Taints, []v1.Taint{rule.Taint}, owned, false)
+		res.TaintPresent = true
+	case res.Release && !res.HadTaint && rule.Mode == BootstrapOnly:
+		res.Action = ActionMarkBootstrapped
+		res.Annotations = bootstrapMarker(rule)
+	}
+	return res, nil
+}
+
+// DryRunResult counts what a dry-run rule would do across nodes.
+type DryRunResult struct {
+	// AffectedNodes counts the nodes the rule selects.
+	AffectedNodes int
+	// TaintsToAdd counts selected nodes that are unsatisfied and untainted.
+	TaintsToAdd int
+	// TaintsToRemove counts selected nodes that are satisfied and tainted.
+	TaintsToRemove int
+	// RiskyOperations counts selected nodes missing a required condition.
+	RiskyOperations int
+	// Summary is the controller's one-line summary.
+	Summary string
+}
+
+// DryRun reports what rule would do to nodes, as the controller's dry-run
+// status does. Bootstrap markers are ignored, as upstream.
+func DryRun(rule Rule, nodes []v1.Node) (DryRunResult, error) {
+	if err := ValidateRule(rule); err != nil {
+		return DryRunResult{}, err
+	}
+	var r DryRunResult
+	for i := range nodes {
+		n := &nodes[i]
+		if !ruleSelects(rule, n) {
+			continue
+		}
+		r.AffectedNodes++
+		_, missing, release := evaluateConditions(rule, n)
+		has := hasRuleTaint(n, rule.Taint)
+		switch {
+		case release && has:
+			r.TaintsToRemove++
+		case !release && !has:
+			r.TaintsToAdd++
+		}
+		if missing > 0 {
+			r.RiskyOperations++
+		}
+	}
+	var parts []string
+	if r.TaintsToAdd > 0 {
+		parts = append(parts, fmt.Sprintf("would add %d taints", r.TaintsToAdd))
+	}
+	if r.TaintsToRemove > 0 {
+		parts = append(parts, fmt.Sprintf("would remove %d taints", r.TaintsToRemove))
+	}
+	if r.RiskyOperations > 0 {
+		parts = append(parts, fmt.Sprintf("%d nodes have missing conditions", r.RiskyOperations))
+	}
+	r.Summary = "No changes needed"
+	if len(parts) > 0 {
+		r.Summary = strings.Join(parts, ", ")
+	}
+	return r, nil
+}
+
+// evaluateConditions evaluates the requirements on node.
+func evaluateConditions(rule Rule, node *v1.Node) ([]ConditionResult, int, bool) {
+	var out []ConditionResult
+	missing, all, any := 0, true, false
+	for _, c := range rule.Conditions {
+		r := ConditionResult{Type: c.Type, RequiredStatus: c.RequiredStatus, DefaultStatus: c.DefaultStatus, CurrentStatus: v1.ConditionUnknown}
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == c.Type {
+				r.Found = true
+				r.CurrentStatus = node.Status.Conditions[i].Status
+				break
+			}
+		}
+		r.EffectiveStatus = r.CurrentStatus
+		if !r.Found {
+			missing++
+			r.EffectiveStatus = v1.ConditionUnknown
+			if c.DefaultStatus != "" {
+				r.EffectiveStatus = c.DefaultStatus
+			}
+		}
+		r.Satisfied = r.EffectiveStatus == c.RequiredStatus
+		all = all && r.Satisfied
+		any = any || r.Satisfied
+		out = append(out, r)
+	}
+	if rule.Policy == AnyOf {
+		return out, missing, any
+	}
+	return out, missing, all
+}
+
+// ruleSelects reports whether the rule's node selector matches the node; an
+// unparsable selector matches nothing.
+func ruleSelects(rule Rule, node *v1.Node) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&rule.NodeSelector)
+	if err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(node.Labels))
+}
+
+// hasRuleTaint reports whether the node has a taint with the rule taint's key
+// and effect (any value).
+func hasRuleTaint(node *v1.Node, taint v1.Taint) bool {
+	for i := range node.Spec.Taints {
+		if node.Spec.Taints[i].MatchTaint(&taint) {
+			return true
+		}
+	}
+	return false
+}
+
+// BootstrapAnnotationKey is the completion annotation a bootstrap-only rule
+// writes on a node: BootstrapAnnotationPrefix + UID (+ name when the UID is
+// empty, the legacy form).
+func BootstrapAnnotationKey(rule Rule) string {
+	if rule.UID != "" {
+		return BootstrapAnnotationPrefix + string(rule.UID)
+	}
+	return BootstrapAnnotationPrefix + rule.Name
+}
+
+// bootstrapCompleted reports whether the node carries the rule's completion
+// marker, under the UID or the legacy name key.
+func bootstrapCompleted(rule Rule, node *v1.Node) bool {
+	if _, ok := node.Annotations[BootstrapAnnotationKey(rule)]; ok {
+		return true
+	}
+	_, ok := node.Annotations[BootstrapAnnotationPrefix+rule.Name]
+	return ok
+}
+
+// bootstrapMarker is the annotation written on completion.
+func bootstrapMarker(rule Rule) map[string]string {
+	v, _ := json.Marshal(map[string]string{"rule-name": rule.Name})
+	return map[string]string{BootstrapAnnotationKey(rule): string(v)}
+}
+
+// ruleTaintName is the part after RuleTaintPrefix.
+var ruleTaintName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+
+// ValidateRule applies the admission rules of node-readiness-controller to one
+// rule: a name, 1 to 32 conditions with unique types and valid statuses, a
+// known policy and mode, no defaultStatus or anyOf with bootstrap-only, a
+// taint key "readiness.k8s.io/<name>" (name 1-63 characters), a value of at
+// most 63 characters, a valid effect and a non-empty node selector. Rules
+// overlapping each other are not checked here. The error wraps
+// ErrInvalidOptions.
+func ValidateRule(rule Rule) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("nodegate: rule %q: %s: %w", rule.Name, fmt.Sprintf(format, a...), ErrInvalidOptions)
+	}
+	if rule.Name == "" {
+		return bad("no name")
+	}
+	if n := len(rule.Conditions); n < 1 || n > 32 {
+		return bad("%d conditions, want 1 to 32", n)
+	}
+	seen := map[v1.NodeConditionType]bool{}
+	for _, c := range rule.Conditions {
+		if c.Type == "" || seen[c.Type] {
+			return bad("condition type %q is empty or repeated", c.Type)
+		}
+		seen[c.Type] = true
+		if !validStatus(c.RequiredStatus) {
+			return bad("condition %q: requiredStatus %q", c.Type, c.RequiredStatus)
+		}
+		if c.DefaultStatus != "" && !validStatus(c.DefaultStatus) {
+			return bad("condition %q: defaultStatus %q", c.Type, c.DefaultStatus)
+		}
+		if c.DefaultStatus != "" && rule.Mode == BootstrapOnly {
+			return bad("defaultStatus is not allowed with bootstrap-only enforcement")
+		}
+	}
+	switch rule.Policy {
+	case "", AllOf:
+	case AnyOf:
+		if rule.Mode == BootstrapOnly {
+			return bad("anyOf is not allowed with bootstrap-only enforcement")
+		}
+	default:
+		return bad("unknown condition policy %q", rule.Policy)
+	}
+	switch rule.Mode {
+	case Continuous, BootstrapOnly:
+	default:
+		return bad("unknown enforcement mode %q", rule.Mode)
+	}
+	name, ok := strings.CutPrefix(rule.Taint.Key, RuleTaintPrefix)
+	if !ok || len(name) < 1 || len(name) > 63 || !ruleTaintName.MatchString(name) || len(rule.Taint.Key) > 253 {
+		return bad("taint key %q is not %s<name>", rule.Taint.Key, RuleTaintPrefix)
+	}
+	if len(rule.Taint.Value) > 63 {
+		return bad("taint value longer than 63 characters")
+	}
+	if err := validateEffect(rule.Taint.Effect); err != nil {
+		return bad("%v", err)
+	}
+	if len(rule.NodeSelector.MatchLabels)+len(rule.NodeSelector.MatchExpressions) == 0 {
+		return bad("empty node selector")
+	}
+	return nil
+}
+
+func validStatus(s v1.ConditionStatus) bool {
+	return s == v1.ConditionTrue || s == v1.ConditionFalse || s == v1.ConditionUnknown
+}

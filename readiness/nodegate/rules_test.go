@@ -1,0 +1,266 @@
+package nodegate
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const ruleKey = "readiness.k8s.io/network-ready"
+
+func ruleTaint() v1.Taint { return taint(ruleKey, "pending", v1.TaintEffectNoSchedule) }
+
+func rule(mode EnforcementMode, conds ...ConditionRequirement) Rule {
+	if len(conds) == 0 {
+		conds = []ConditionRequirement{{Type: "NetworkReady", RequiredStatus: v1.ConditionTrue}}
+	}
+	return Rule{
+		Name: "network", UID: "0f1e2d3c", Mode: mode, Conditions: conds, Taint: ruleTaint(),
+		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "workers"}},
+	}
+}
+
+func ruleNode(conds map[v1.NodeConditionType]v1.ConditionStatus, taints ...v1.Taint) *v1.Node {
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w1", Labels: map[string]string{"pool": "workers"}}, Spec: v1.NodeSpec{Taints: taints}}
+	for t, s := range conds {
+		n.Status.Conditions = append(n.Status.Conditions, v1.NodeCondition{Type: t, Status: s})
+	}
+	return n
+}
+
+func mustRule(t *testing.T, r Rule, n *v1.Node) RuleResult {
+	t.Helper()
+	res, err := EvaluateRule(r, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+var (
+	netTrue  = map[v1.NodeConditionType]v1.ConditionStatus{"NetworkReady": v1.ConditionTrue}
+	netFalse = map[v1.NodeConditionType]v1.ConditionStatus{"NetworkReady": v1.ConditionFalse}
+)
+
+// The cases mirror node-readiness-controller's controller tests (reference §2.5).
+func TestRuleBootstrapOnly(t *testing.T) {
+	r := rule(BootstrapOnly)
+	t.Run("taint removed when conditions are met, UID marker in the same change", func(t *testing.T) {
+		res := mustRule(t, r, ruleNode(netTrue, ruleTaint()))
+		if res.Action != ActionRemoveTaint || len(res.Taints.NewTaints) != 0 || res.TaintPresent {
+			t.Errorf("got %+v", res)
+		}
+		want := map[string]string{"readiness.k8s.io/bootstrap-completed-0f1e2d3c": `{"rule-name":"network"}`}
+		if !cmp.Equal(res.Annotations, want) {
+			t.Errorf("annotations = %v, want %v", res.Annotations, want)
+		}
+	})
+	t.Run("not re-added after completion, even on regression", func(t *testing.T) {
+		n := ruleNode(netFalse)
+		n.Annotations = map[string]string{"readiness.k8s.io/bootstrap-completed-0f1e2d3c": `{"rule-name":"network"}`}
+		res := mustRule(t, r, n)
+		if res.Action != ActionNone || res.Skipped != "BootstrapCompleted" || !res.Taints.Empty() {
+			t.Errorf("got %+v", res)
+		}
+	})
+	t.Run("legacy name marker counts as completed", func(t *testing.T) {
+		n := ruleNode(netFalse)
+		n.Annotations = map[string]string{"readiness.k8s.io/bootstrap-completed-network": "true"}
+		if res := mustRule(t, r, n); res.Skipped != "BootstrapCompleted" {
+			t.Errorf("got %+v", res)
+		}
+	})
+	t.Run("satisfied without a taint: marker only", func(t *testing.T) {
+		res := mustRule(t, r, ruleNode(netTrue))
+		if res.Action != ActionMarkBootstrapped || len(res.Annotations) != 1 || !res.Taints.Empty() {
+			t.Errorf("got %+v", res)
+		}
+	})
+	t.Run("unsatisfied before completion: taint added", func(t *testing.T) {
+		res := mustRule(t, r, ruleNode(netFalse))
+		if res.Action != ActionAddTaint || !cmp.Equal(res.Taints.Add, []v1.Taint{ruleTaint()}) || res.Annotations != nil {
+			t.Errorf("got %+v", res)
+		}
+	})
+	t.Run("a long rule name still uses the UID key", func(t *testing.T) {
+		long := r
+		long.Name = strings.Repeat("n", 250)
+		res := mustRule(t, long, ruleNode(netTrue, ruleTaint()))
+		for k := range res.Annotations {
+			if k != "readiness.k8s.io/bootstrap-completed-0f1e2d3c" {
+				t.Errorf("key = %q", k)
+			}
+		}
+	})
+}
+
+func TestRuleContinuous(t *testing.T) {
+	r := rule(Continuous)
+	if res := mustRule(t, r, ruleNode(netTrue, ruleTaint())); res.Action != ActionRemoveTaint || res.Annotations != nil {
+		t.Errorf("met: got %+v", res)
+	}
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionAddTaint {
+		t.Errorf("regression: got %+v", res)
+	}
+	// Missing condition: Unknown by default, so requiredStatus True fails closed.
+	if res := mustRule(t, r, ruleNode(nil)); res.Action != ActionAddTaint || res.MissingConditions != 1 || res.Conditions[0].CurrentStatus != v1.ConditionUnknown {
+		t.Errorf("missing: got %+v", res)
+	}
+	// A pre-existing taint with another value is adopted.
+	if res := mustRule(t, r, ruleNode(netFalse, taint(ruleKey, "other", v1.TaintEffectNoSchedule))); res.Action != ActionNone || !res.TaintPresent {
+		t.Errorf("adopt: got %+v", res)
+	}
+	// Satisfied and untainted: nothing, and no marker in continuous mode.
+	if res := mustRule(t, r, ruleNode(netTrue)); res.Action != ActionNone || res.Annotations != nil {
+		t.Errorf("clean: got %+v", res)
+	}
+	// Removing removes every copy with the key and effect, and nothing else.
+	foreign := taint("example.com/x", "", v1.TaintEffectNoSchedule)
+	sameKeyOtherEffect := taint(ruleKey, "", v1.TaintEffectNoExecute)
+	res := mustRule(t, r, ruleNode(netTrue, ruleTaint(), foreign, taint(ruleKey, "b", v1.TaintEffectNoSchedule), sameKeyOtherEffect))
+	if !cmp.Equal(res.Taints.NewTaints, []v1.Taint{foreign, sameKeyOtherEffect}) || len(res.Taints.Remove) != 2 {
+		t.Errorf("remove all copies: got %+v", res.Taints)
+	}
+}
+
+func TestRuleSelectorDoesNotMatch(t *testing.T) {
+	n := ruleNode(netTrue, ruleTaint())
+	n.Labels = map[string]string{"pool": "infra"}
+	res := mustRule(t, rule(Continuous), n)
+	if res.Applies || res.Action != ActionNone || !res.Taints.Empty() || !cmp.Equal(res.Taints.NewTaints, n.Spec.Taints) {
+		t.Errorf("got %+v", res)
+	}
+}
+
+func TestRulePolicies(t *testing.T) {
+	two := []ConditionRequirement{{Type: "A", RequiredStatus: v1.ConditionTrue}, {Type: "B", RequiredStatus: v1.ConditionTrue}}
+	oneMet := map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionTrue, "B": v1.ConditionFalse}
+	noneMet := map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionFalse, "B": v1.ConditionFalse}
+
+	anyOf := rule(Continuous, two...)
+	anyOf.Policy = AnyOf
+	if res := mustRule(t, anyOf, ruleNode(oneMet, ruleTaint())); res.Action != ActionRemoveTaint {
+		t.Errorf("anyOf with one met: %+v", res)
+	}
+	if res := mustRule(t, anyOf, ruleNode(noneMet)); res.Action != ActionAddTaint {
+		t.Errorf("anyOf with none met: %+v", res)
+	}
+	allOf := rule(Continuous, two...)
+	allOf.Policy = AllOf
+	def := rule(Continuous, two...)
+	for _, n := range []*v1.Node{ruleNode(oneMet, ruleTaint()), ruleNode(noneMet), ruleNode(map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionTrue, "B": v1.ConditionTrue}, ruleTaint())} {
+		a, d := mustRule(t, allOf, n), mustRule(t, def, n)
+		if !cmp.Equal(a, d) {
+			t.Errorf("explicit allOf differs from the default:\n%s", cmp.Diff(a, d))
+		}
+	}
+	if res := mustRule(t, allOf, ruleNode(oneMet, ruleTaint())); res.Action != ActionNone || res.Release {
+		t.Errorf("allOf with one met must keep the taint: %+v", res)
+	}
+}
+
+func TestRuleDefaultStatus(t *testing.T) {
+	// The problem-gate pattern: required False, default False: a missing
+	// condition allows.
+	r := rule(Continuous, ConditionRequirement{Type: "KernelDeadlock", RequiredStatus: v1.ConditionFalse, DefaultStatus: v1.ConditionFalse})
+	res := mustRule(t, r, ruleNode(nil, ruleTaint()))
+	if res.Action != ActionRemoveTaint || res.MissingConditions != 1 || res.Conditions[0].EffectiveStatus != v1.ConditionFalse {
+		t.Errorf("got %+v", res)
+	}
+}
+
+func TestRuleDeleting(t *testing.T) {
+	r := rule(Continuous)
+	r.Deleting = true
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionNone || len(res.Taints.Add) != 0 || res.Conditions != nil {
+		t.Errorf("deleting rule added or evaluated: %+v", res)
+	}
+	if res := mustRule(t, r, ruleNode(netFalse, ruleTaint())); res.Action != ActionRemoveTaint || len(res.Taints.NewTaints) != 0 {
+		t.Errorf("deleting rule must clean up: %+v", res)
+	}
+}
+
+func TestRuleDryRun(t *testing.T) {
+	r := rule(Continuous)
+	r.DryRun = true
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionNone || res.Skipped != "DryRun" || res.Release {
+		t.Errorf("dry-run rule acted: %+v", res)
+	}
+	other := ruleNode(netFalse)
+	other.Labels = nil
+	cases := []struct {
+		name  string
+		rule  Rule
+		nodes []v1.Node
+		want  DryRunResult
+	}{
+		{"add when unmet and the taint is absent", r, []v1.Node{*ruleNode(netFalse)}, DryRunResult{AffectedNodes: 1, TaintsToAdd: 1, Summary: "would add 1 taints"}},
+		{"remove when met and the taint is present", r, []v1.Node{*ruleNode(netTrue, ruleTaint())}, DryRunResult{AffectedNodes: 1, TaintsToRemove: 1, Summary: "would remove 1 taints"}},
+		{"risky when a condition is missing", r, []v1.Node{*ruleNode(nil)}, DryRunResult{AffectedNodes: 1, TaintsToAdd: 1, RiskyOperations: 1,
+			Summary: "would add 1 taints, 1 nodes have missing conditions"}},
+		{"risky and remove through defaultStatus",
+			rule(Continuous, ConditionRequirement{Type: "NetworkReady", RequiredStatus: v1.ConditionTrue, DefaultStatus: v1.ConditionTrue}),
+			[]v1.Node{*ruleNode(nil, ruleTaint())}, DryRunResult{AffectedNodes: 1, TaintsToRemove: 1, RiskyOperations: 1,
+				Summary: "would remove 1 taints, 1 nodes have missing conditions"}},
+		{"non-matching node not counted", r, []v1.Node{*other}, DryRunResult{Summary: "No changes needed"}},
+		{"bootstrap markers are ignored", func() Rule { b := rule(BootstrapOnly); return b }(), []v1.Node{func() v1.Node {
+			n := ruleNode(netFalse)
+			n.Annotations = map[string]string{BootstrapAnnotationPrefix + "0f1e2d3c": "{}"}
+			return *n
+		}()}, DryRunResult{AffectedNodes: 1, TaintsToAdd: 1, Summary: "would add 1 taints"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DryRun(tc.rule, tc.nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateRule mirrors the webhook's single-rule checks.
+func TestValidateRule(t *testing.T) {
+	ok := rule(Continuous)
+	mod := func(f func(*Rule)) Rule { r := rule(Continuous); f(&r); return r }
+	if err := ValidateRule(ok); err != nil {
+		t.Fatalf("valid rule rejected: %v", err)
+	}
+	cases := map[string]Rule{
+		"empty nodeSelector":                mod(func(r *Rule) { r.NodeSelector = metav1.LabelSelector{} }),
+		"defaultStatus with bootstrap-only": mod(func(r *Rule) { r.Mode = BootstrapOnly; r.Conditions[0].DefaultStatus = v1.ConditionTrue }),
+		"anyOf with bootstrap-only":         mod(func(r *Rule) { r.Mode = BootstrapOnly; r.Policy = AnyOf }),
+		"no conditions":                     mod(func(r *Rule) { r.Conditions = nil }),
+		"repeated condition type":           mod(func(r *Rule) { r.Conditions = append(r.Conditions, r.Conditions[0]) }),
+		"bad required status":               mod(func(r *Rule) { r.Conditions[0].RequiredStatus = "Yes" }),
+		"taint outside readiness.k8s.io/":   mod(func(r *Rule) { r.Taint.Key = "example.com/network" }),
+		"taint key with two slashes":        mod(func(r *Rule) { r.Taint.Key = "readiness.k8s.io/a/b" }),
+		"taint name too long":               mod(func(r *Rule) { r.Taint.Key = RuleTaintPrefix + strings.Repeat("a", 64) }),
+		"taint value too long":              mod(func(r *Rule) { r.Taint.Value = strings.Repeat("a", 64) }),
+		"bad effect":                        mod(func(r *Rule) { r.Taint.Effect = "Never" }),
+		"unknown mode":                      mod(func(r *Rule) { r.Mode = "" }),
+		"unknown policy":                    mod(func(r *Rule) { r.Policy = "mostOf" }),
+		"no name":                           mod(func(r *Rule) { r.Name = "" }),
+		"33 conditions":                     mod(func(r *Rule) { r.Conditions = make([]ConditionRequirement, 33) }),
+	}
+	for name, r := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := ValidateRule(r); !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("err = %v", err)
+			}
+			if _, err := EvaluateRule(r, ruleNode(nil)); err == nil {
+				t.Error("EvaluateRule accepted an invalid rule")
+			}
+		})
+	}
+	if _, err := EvaluateRule(ok, nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("nil node: %v", err)
+	}
+}
