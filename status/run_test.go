@@ -7,20 +7,24 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/podstatus/podstatus/status/statustest"
 )
 
 // mgrEvents is an Observer that reports events on channels, so tests of Run wait for
 // events instead of sleeping.
 type mgrEvents struct {
 	NopObserver
-	synced  chan PodRef
-	retried chan time.Duration
+	synced    chan PodRef
+	retried   chan time.Duration
+	conflicts []PodRef
 }
 
 func newMgrEvents() *mgrEvents {
 	return &mgrEvents{synced: make(chan PodRef, 100), retried: make(chan time.Duration, 100)}
 }
+
+func (o *mgrEvents) OnConflict(p PodRef) { o.conflicts = append(o.conflicts, p) }
 
 func (o *mgrEvents) OnSynced(p PodRef, _ time.Duration) { o.synced <- p }
 
@@ -54,14 +58,14 @@ func mgrRun(t *testing.T, m *Manager) {
 
 // TestRunIsEventDriven: a change is sent without the clock moving (no 10 s resync).
 func TestRunIsEventDriven(t *testing.T) {
-	f := newMgrFake()
+	srv := statustest.NewServer()
 	ev := newMgrEvents()
-	m, _ := mgrWithFake(t, f, Options{Observer: ev})
-	m.ObservePod(f.put(mgrPod()))
+	m, _ := mgrWithServer(t, srv, Options{Observer: ev})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	mgrRun(t, m)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "hello"})
 	mgrAwait(t, ev.synced, "sync")
-	if got := f.get("new", "foo").Status.Message; got != "hello" {
+	if got := mgrServerPod(t, srv).Status.Message; got != "hello" {
 		t.Fatalf("server message %q", got)
 	}
 }
@@ -69,29 +73,22 @@ func TestRunIsEventDriven(t *testing.T) {
 // TestRunGateChangeIsEventDriven: a readiness gate flipped by another controller reaches
 // Ready through ObservePod alone, with the fake clock never stepped.
 func TestRunGateChangeIsEventDriven(t *testing.T) {
-	gate := v1.PodConditionType("example.com/gate")
-	pod := mgrPod()
-	pod.Spec.Containers = []v1.Container{{Name: "c"}}
-	pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
-	pod.Status.Conditions = []v1.PodCondition{mgrCond(gate, v1.ConditionFalse)}
-	f := newMgrFake()
-	stored := f.put(pod)
+	pod, st := mgrGatedPod()
+	srv := statustest.NewServer()
+	stored := mgrCreate(t, srv, pod)
 	ev := newMgrEvents()
-	m, _ := mgrWithFake(t, f, Options{Observer: ev})
+	m, _ := mgrWithServer(t, srv, Options{Observer: ev})
 	m.ObservePod(stored)
-	mgrSet(t, m, stored, v1.PodStatus{
-		Phase:             v1.PodRunning,
-		ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: true, State: mgrRunning()}},
-		Conditions: []v1.PodCondition{mgrCond(v1.ContainersReady, v1.ConditionTrue),
-			{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ReadinessGatesNotReady"}},
-	})
+	mgrSet(t, m, stored, st)
 	mgrRun(t, m)
 	mgrAwait(t, ev.synced, "first sync")
-	p := f.get("new", "foo")
-	p.Status.Conditions[0].Status = v1.ConditionTrue
-	m.ObservePod(f.put(p))
+	p, err := srv.SetCondition("new", "foo", mgrCond("example.com/gate", v1.ConditionTrue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
 	mgrAwait(t, ev.synced, "sync after the gate change")
-	if c := mgrGetCond(f.get("new", "foo").Status, v1.PodReady); c.Status != v1.ConditionTrue {
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c.Status != v1.ConditionTrue {
 		t.Fatalf("Ready = %+v", c)
 	}
 }
@@ -99,35 +96,26 @@ func TestRunGateChangeIsEventDriven(t *testing.T) {
 // TestRunRetriesWithBackoff: a failed sync is retried when its backoff expires on the
 // fake clock, and not before.
 func TestRunRetriesWithBackoff(t *testing.T) {
-	f := newMgrFake()
+	srv := statustest.NewServer()
 	ev := newMgrEvents()
-	m, fc := mgrWithFake(t, f, Options{Observer: ev, Retry: RetryOptions{Base: 2 * time.Second, Jitter: -1}})
-	m.ObservePod(f.put(mgrPod()))
-	failing := true
-	var mu sync.Mutex
-	f.fail = func(verb string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if failing {
-			return apierrors.NewInternalError(context.DeadlineExceeded)
-		}
-		return nil
-	}
+	m, fc := mgrWithServer(t, srv, Options{Observer: ev, Retry: RetryOptions{Base: 2 * time.Second, Jitter: -1}})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	srv.FailNext(statustest.VerbPatch, 1, statustest.ServerTimeout(statustest.VerbPatch))
 	mgrRun(t, m)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 	if d := mgrAwait(t, ev.retried, "first failure"); d != 2*time.Second {
 		t.Fatalf("delay %v", d)
 	}
-	mu.Lock()
-	failing = false
-	mu.Unlock()
 	// Wait until Run sleeps on its retry timer as well as its ticker, then fire the timer.
 	for fc.Waiters() < 2 {
 		time.Sleep(time.Millisecond) // yield to Run; not a timing assertion
 	}
+	if got := srv.Requests(statustest.VerbPatch); got != 1 {
+		t.Fatalf("%d PATCHes before the backoff expired", got)
+	}
 	fc.Step(2 * time.Second)
 	mgrAwait(t, ev.synced, "sync after backoff")
-	if got := f.get("new", "foo").Status.Message; got != "x" {
+	if got := mgrServerPod(t, srv).Status.Message; got != "x" {
 		t.Fatalf("server message %q", got)
 	}
 }

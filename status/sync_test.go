@@ -2,7 +2,7 @@ package status
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +11,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podstatus/podstatus/status/statustest"
 )
 
-func mgrWithFake(t *testing.T, f *mgrFake, opts Options) (*Manager, *clocktesting.FakeClock) {
+// The sync cases of the kubelet's status_manager_test.go (spec §5.2) and the Manager's
+// own guarantees, against statustest, asserting requests by verb.
+
+func mgrWithServer(t *testing.T, srv *statustest.Server, opts Options) (*Manager, *clocktesting.FakeClock) {
 	t.Helper()
 	fc := clocktesting.NewFakeClock(mgrT0)
 	opts.Clock = fc
-	return NewManager(f, opts), fc
+	return NewManager(srv, opts), fc
 }
 
 func mgrSync(t *testing.T, m *Manager) {
@@ -27,62 +32,129 @@ func mgrSync(t *testing.T, m *Manager) {
 	}
 }
 
-func mgrWant(t *testing.T, f *mgrFake, want string) {
+func mgrCounts(srv *statustest.Server) string {
+	return fmt.Sprintf("get=%d patch=%d", srv.Requests(statustest.VerbGet), srv.Requests(statustest.VerbPatch))
+}
+
+func mgrWant(t *testing.T, srv *statustest.Server, want string) {
 	t.Helper()
-	if got := f.counts(); got != want {
+	if got := mgrCounts(srv); got != want {
 		t.Fatalf("requests %s, want %s", got, want)
 	}
 }
 
+func mgrServerPod(t *testing.T, srv *statustest.Server) *v1.Pod {
+	t.Helper()
+	p, err := srv.Get("new", "foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mgrCreate stores pod on srv and returns the stored copy (with its resourceVersion).
+func mgrCreate(t *testing.T, srv *statustest.Server, pod *v1.Pod) *v1.Pod {
+	t.Helper()
+	p, err := srv.Create(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestSyncPod(t *testing.T) {
-	f := newMgrFake(mgrPod())
-	m, _ := mgrWithFake(t, f, Options{})
+	srv := statustest.NewServer(mgrPod())
+	m, _ := mgrWithServer(t, srv, Options{})
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=1")
+	mgrWant(t, srv, "get=1 patch=1") // upstream: [get, patch]
 	want := mgrStatus(t, m, "12345678").Message
-	if got := f.get("new", "foo").Status.Message; got != want {
+	if got := mgrServerPod(t, srv).Status.Message; got != want {
 		t.Fatalf("server message %q, want %q", got, want)
 	}
-	// A second change goes out on the PATCH response as base: no GET.
+	// The next change is computed against the PATCH response: no GET (upstream: 2 more).
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=2")
+	mgrWant(t, srv, "get=1 patch=2")
 }
 
 func TestSyncPodIgnoresNotFound(t *testing.T) {
-	f := newMgrFake()
-	m, _ := mgrWithFake(t, f, Options{})
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=0")
-	// Unlike the kubelet, which GETs the deleted pod on every batch until
-	// RemoveOrphanedStatuses, the status is dropped: no more requests.
+	mgrWant(t, srv, "get=1 patch=0") // upstream: [get]
+	// Unlike the kubelet, which GETs a deleted pod on every batch until
+	// RemoveOrphanedStatuses (kubernetes#139020), the status is dropped.
 	if _, ok := m.GetPodStatus("12345678"); ok {
 		t.Fatal("status of a deleted pod still cached")
 	}
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=0")
+	mgrWant(t, srv, "get=1 patch=0")
 }
 
 func TestSyncPodChecksMismatchedUID(t *testing.T) {
 	first := mgrPod()
 	first.UID = "first"
-	f := newMgrFake(first)
-	m, _ := mgrWithFake(t, f, Options{})
+	srv := statustest.NewServer(first)
+	m, _ := mgrWithServer(t, srv, Options{})
 	second := mgrPod()
 	second.UID = "second"
 	mgrSet(t, m, second, mgrRandomStatus())
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=0")
+	mgrWant(t, srv, "get=1 patch=0") // upstream: [get]
 	if _, ok := m.GetPodStatus("second"); ok {
 		t.Fatal("status of a recreated pod still cached")
 	}
 }
 
+// TestSyncPodNoDeadlock replays upstream's script: 404, recreated, normal, deleting but
+// running, terminated container, GET error.
+func TestSyncPodNoDeadlock(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	pod := mgrPod()
+	pod.Spec.Containers = []v1.Container{{Name: "c"}}
+	running := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", State: mgrRunning()}}}
+	step := func(name string, prepare func(), s v1.PodStatus, want string) {
+		t.Helper()
+		if prepare != nil {
+			prepare()
+		}
+		srv.ResetRequests()
+		mgrSet(t, m, pod, s)
+		_ = m.Sync(context.Background())
+		if got := mgrCounts(srv); got != want {
+			t.Fatalf("%s: requests %s, want %s", name, got, want)
+		}
+	}
+	step("pod not found", nil, running, "get=1 patch=0")
+	other := pod.DeepCopy()
+	other.UID = "other"
+	step("pod recreated", func() { mgrCreate(t, srv, other) }, running, "get=1 patch=0")
+	step("normal", func() { _ = srv.Delete("new", "foo"); mgrCreate(t, srv, pod) }, running, "get=1 patch=1")
+	now := metav1.NewTime(mgrT0)
+	// Upstream's fake client never stores patches, so it patches again here; the server
+	// already holds this status, so the forced version sends nothing.
+	step("deleting, still running", func() { pod = pod.DeepCopy(); pod.DeletionTimestamp = &now }, running, "get=0 patch=0")
+	term := *running.DeepCopy()
+	term.ContainerStatuses[0].State = mgrTerminated(0)
+	step("container terminated", nil, term, "get=0 patch=1")
+	srv.FailNext(statustest.VerbGet, 1, statustest.InternalError())
+	srv.FailNext(statustest.VerbPatch, 1, statustest.InternalError())
+	again := *term.DeepCopy()
+	again.Message = "again"
+	step("patch error", nil, again, "get=0 patch=1")
+	srv.ResetRequests()
+	if err := m.Sync(context.Background()); err == nil {
+		t.Fatal("GET error not reported")
+	}
+	mgrWant(t, srv, "get=1 patch=0")
+}
+
 func TestStaleUpdates(t *testing.T) {
-	f := newMgrFake(mgrPod())
-	m, _ := mgrWithFake(t, f, Options{})
+	srv := statustest.NewServer(mgrPod())
+	m, _ := mgrWithServer(t, srv, Options{})
 	pod := mgrPod()
 	s := mgrRandomStatus()
 	mgrSet(t, m, pod, s)
@@ -94,96 +166,125 @@ func TestStaleUpdates(t *testing.T) {
 		t.Fatalf("version %d", v)
 	}
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=1")
+	mgrWant(t, srv, "get=1 patch=1")
+	if got := mgrServerPod(t, srv).Status.Message; got != "third" {
+		t.Fatalf("server has %q", got)
+	}
 	mgrSet(t, m, pod, s) // same status: nothing
 	if v := mgrVersion(m, pod.UID); v != 3 {
 		t.Fatalf("same status made version %d", v)
 	}
-	// Forced resync of an up-to-date pod: the patch is unchanged, so no PATCH.
+	// A forced resync of an up-to-date pod: the patch is unchanged, so no PATCH.
 	m.mu.Lock()
 	e := m.pods[pod.UID]
 	e.synced--
 	m.markDirtyLocked(e)
 	m.mu.Unlock()
 	mgrSync(t, m)
-	mgrWant(t, f, "get=1 patch=1")
+	mgrWant(t, srv, "get=1 patch=1")
 }
 
 func TestObservePodSeedsBase(t *testing.T) {
-	f := newMgrFake()
-	stored := f.put(mgrPod())
-	m, _ := mgrWithFake(t, f, Options{})
-	m.ObservePod(stored)
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	for i := 0; i < 5; i++ {
 		mgrSet(t, m, mgrPod(), mgrRandomStatus())
 		mgrSync(t, m)
 	}
-	mgrWant(t, f, "get=0 patch=5")
+	mgrWant(t, srv, "get=0 patch=5") // upstream: 5 GETs and 5 PATCHes
+}
+
+func TestObservePodIgnoresOlderCopies(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	old := mgrCreate(t, srv, mgrPod())
+	m.ObservePod(old)
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "one"})
+	mgrSync(t, m)
+	m.ObservePod(old) // a late watch event
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "two"})
+	mgrSync(t, m)
+	mgrWant(t, srv, "get=0 patch=2")
+	if got := mgrServerPod(t, srv).Status.Message; got != "two" {
+		t.Fatalf("server has %q", got)
+	}
 }
 
 func TestConflictRefetchesAndRetries(t *testing.T) {
-	f := newMgrFake()
-	m, _ := mgrWithFake(t, f, Options{})
-	m.ObservePod(f.put(mgrPod()))
-	conflicts := 2
-	f.fail = func(verb string) error {
-		if verb == "patch" && conflicts > 0 {
-			conflicts--
-			return apierrors.NewConflict(podsGR, "foo", errors.New("the object has been modified"))
-		}
-		return nil
-	}
-	mgrSet(t, m, mgrPod(), mgrRandomStatus())
+	srv := statustest.NewServer()
+	ev := newMgrEvents()
+	m, _ := mgrWithServer(t, srv, Options{Observer: ev})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	srv.FailNext(statustest.VerbPatch, 2, statustest.Conflict("foo"))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 	mgrSync(t, m)
-	mgrWant(t, f, "get=2 patch=3")
+	mgrWant(t, srv, "get=2 patch=3")
+	if n := len(ev.conflicts); n != 2 {
+		t.Errorf("%d conflicts observed", n)
+	}
+	if got := mgrServerPod(t, srv).Status.Message; got != "x" {
+		t.Fatalf("server has %q", got)
+	}
 }
 
 func TestRetryBackoffHonoursRetryAfter(t *testing.T) {
-	f := newMgrFake()
-	m, fc := mgrWithFake(t, f, Options{Retry: RetryOptions{Base: time.Second, Max: time.Minute, Jitter: -1}})
-	m.ObservePod(f.put(mgrPod()))
-	fails := []error{
-		apierrors.NewInternalError(errors.New("boom")),
-		apierrors.NewTooManyRequests("slow down", 30),
-		apierrors.NewTimeoutError("timeout", 0),
-	}
-	f.fail = func(verb string) error {
-		if verb == "patch" && len(fails) > 0 {
-			err := fails[0]
-			fails = fails[1:]
-			return err
-		}
-		return nil
-	}
-	mgrSet(t, m, mgrPod(), mgrRandomStatus())
+	srv := statustest.NewServer()
+	m, fc := mgrWithServer(t, srv, Options{Retry: RetryOptions{Base: time.Second, Max: time.Minute, Jitter: -1}})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	srv.Script(statustest.VerbPatch,
+		statustest.Fault{Err: statustest.InternalError()},
+		statustest.Fault{Err: statustest.TooManyRequests(30)},
+		statustest.Fault{Err: statustest.Timeout(), AfterWrite: true})
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 	var delays []time.Duration
 	for i := 0; i < 3; i++ {
-		err := m.Sync(context.Background())
-		if err == nil {
+		if err := m.Sync(context.Background()); err == nil {
 			t.Fatalf("attempt %d: no error", i)
 		}
 		m.mu.Lock()
-		e := m.pods["12345678"]
-		delays = append(delays, e.notBefore.Sub(fc.Now()))
+		delays = append(delays, m.pods["12345678"].notBefore.Sub(fc.Now()))
 		m.mu.Unlock()
 	}
-	// 1s, then max(2s, Retry-After 30s), then 4s.
+	// 1s; then max(2s, Retry-After 30s); then 4s.
 	want := []time.Duration{time.Second, 30 * time.Second, 4 * time.Second}
 	for i := range want {
 		if delays[i] != want[i] {
 			t.Errorf("delay %d = %v, want %v", i, delays[i], want[i])
 		}
 	}
+	// The timed-out PATCH was applied: after a GET the patch is unchanged, nothing is sent.
+	srv.ResetRequests()
 	mgrSync(t, m)
-	if got := f.get("new", "foo").Status.Message; got != mgrStatus(t, m, "12345678").Message {
+	mgrWant(t, srv, "get=1 patch=0")
+	if got := mgrServerPod(t, srv).Status.Message; got != "x" {
 		t.Fatalf("server message %q after recovery", got)
 	}
 }
 
+func TestBackoffIsCappedAndJittered(t *testing.T) {
+	b := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
+	for attempt := 1; attempt <= 10; attempt++ {
+		d := b.delay(attempt, statustest.InternalError())
+		lo := min(time.Second<<(attempt-1), 8*time.Second)
+		if d < lo || d >= lo+lo/2 {
+			t.Errorf("attempt %d: delay %v outside [%v, %v)", attempt, d, lo, lo+lo/2)
+		}
+	}
+	// Deterministic for a seed.
+	b1 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
+	b2 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
+	for i := 1; i < 5; i++ {
+		if b1.delay(i, nil) != b2.delay(i, nil) {
+			t.Fatal("same seed, different delays")
+		}
+	}
+}
+
 func TestSyncErrorNamesPod(t *testing.T) {
-	f := newMgrFake(mgrPod())
-	m, _ := mgrWithFake(t, f, Options{})
-	f.fail = func(string) error { return apierrors.NewServiceUnavailable("down") }
+	srv := statustest.NewServer(mgrPod())
+	m, _ := mgrWithServer(t, srv, Options{})
+	srv.FailNext(statustest.VerbGet, 1, statustest.ServiceUnavailable())
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	err := m.Sync(context.Background())
 	if err == nil || !apierrors.IsServiceUnavailable(err) {
@@ -199,23 +300,22 @@ func TestSyncErrorNamesPod(t *testing.T) {
 // TestInFlightChangeIsSentAfterwards: a status set while a PATCH is in flight is sent
 // afterwards, and the older in-flight result does not mark it synced.
 func TestInFlightChangeIsSentAfterwards(t *testing.T) {
-	f := newMgrFake()
-	m, _ := mgrWithFake(t, f, Options{})
-	m.ObservePod(f.put(mgrPod()))
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "first"})
 	once := true
-	f.fail = func(verb string) error {
-		if verb == "patch" && once {
+	srv.OnWrite(func(statustest.Event) {
+		// Runs inside the client's PatchPodStatus: the Manager's lock must not be held.
+		if once {
 			once = false
-			// Runs inside the PATCH, with the fake's lock held: the Manager's lock is not.
 			if err := m.SetPodStatus(mgrPod(), v1.PodStatus{Message: "second"}); err != nil {
 				t.Error(err)
 			}
 		}
-		return nil
-	}
+	})
 	mgrSync(t, m)
-	if got := f.get("new", "foo").Status.Message; got != "first" {
+	if got := mgrServerPod(t, srv).Status.Message; got != "first" {
 		t.Fatalf("server %q after the first sync", got)
 	}
 	m.mu.Lock()
@@ -225,50 +325,51 @@ func TestInFlightChangeIsSentAfterwards(t *testing.T) {
 		t.Fatal("the change made during the PATCH was marked synced")
 	}
 	mgrSync(t, m)
-	if got := f.get("new", "foo").Status.Message; got != "second" {
+	if got := mgrServerPod(t, srv).Status.Message; got != "second" {
 		t.Fatalf("server %q, want second", got)
 	}
 }
 
 func TestRecreatedPodDetectedOnPatch(t *testing.T) {
-	f := newMgrFake()
-	m, _ := mgrWithFake(t, f, Options{})
-	m.ObservePod(f.put(mgrPod()))
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	mgrSync(t, m)
-	again := mgrPod()
-	again.UID = "new-uid"
-	f.put(again)
+	if _, err := srv.Recreate("new", "foo"); err != nil {
+		t.Fatal(err)
+	}
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
-	mgrSync(t, m) // PATCH → 422 (uid precondition), GET → other UID → dropped
-	mgrWant(t, f, "get=1 patch=2")
+	mgrSync(t, m) // PATCH → 422 (uid precondition), GET → another UID → dropped
+	mgrWant(t, srv, "get=1 patch=2")
 	if _, ok := m.GetPodStatus("12345678"); ok {
 		t.Fatal("status of the old pod still cached")
 	}
-	if f.get("new", "foo").Status.Message != "" {
-		t.Fatal("the recreated pod was written")
+	if got := mgrServerPod(t, srv).Status.Message; got != "" {
+		t.Fatalf("the recreated pod was written: %q", got)
 	}
 }
 
 func TestLastTransitionTimeAfterNodeControllerFlip(t *testing.T) {
 	for _, upstream := range []bool{false, true} {
-		f := newMgrFake()
-		m, fc := mgrWithFake(t, f, Options{UpstreamTransitionTimes: upstream})
-		m.ObservePod(f.put(mgrPod()))
+		srv := statustest.NewServer()
+		m, fc := mgrWithServer(t, srv, Options{UpstreamTransitionTimes: upstream})
+		m.ObservePod(mgrCreate(t, srv, mgrPod()))
 		ready := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 		mgrSet(t, m, mgrPod(), ready)
 		mgrSync(t, m)
-		first := mgrGetCond(f.get("new", "foo").Status, v1.PodReady).LastTransitionTime
-		// The node controller marks the pod not ready a minute later.
+		first := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady).LastTransitionTime
+		// The node lifecycle controller marks the pod not ready a minute later.
 		fc.Step(time.Minute)
-		p := f.get("new", "foo")
-		p.Status.Conditions[0].Status = v1.ConditionFalse
-		p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(fc.Now())
-		flipped := f.put(p)
+		flipped, err := srv.SetCondition("new", "foo", v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse,
+			Reason: "NodeNotReady", LastTransitionTime: metav1.NewTime(fc.Now())})
+		if err != nil {
+			t.Fatal(err)
+		}
 		fc.Step(time.Minute)
-		m.ObservePod(flipped) // the kubelet sees it and restores Ready
+		m.ObservePod(flipped) // the kubelet is back, sees it and restores Ready
 		mgrSync(t, m)
-		got := mgrGetCond(f.get("new", "foo").Status, v1.PodReady)
+		got := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady)
 		if got.Status != v1.ConditionTrue {
 			t.Fatalf("upstream=%v: Ready not restored: %+v", upstream, got)
 		}
@@ -282,39 +383,113 @@ func TestLastTransitionTimeAfterNodeControllerFlip(t *testing.T) {
 	}
 }
 
-// TestObservePodReevaluatesReadinessGates: a gate flipped on the server re-evaluates
-// Ready at once.
-func TestObservePodReevaluatesReadinessGates(t *testing.T) {
+// mgrGatedPod returns a pod with one container and one readiness gate (False on the
+// server), and the kubelet status of a running, container-ready pod.
+func mgrGatedPod() (*v1.Pod, v1.PodStatus) {
 	gate := v1.PodConditionType("example.com/gate")
 	pod := mgrPod()
 	pod.Spec.Containers = []v1.Container{{Name: "c"}}
 	pod.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: gate}}
 	pod.Status.Conditions = []v1.PodCondition{mgrCond(gate, v1.ConditionFalse)}
-	f := newMgrFake()
-	stored := f.put(pod)
-	m, _ := mgrWithFake(t, f, Options{})
-	m.ObservePod(stored)
 	s := v1.PodStatus{
 		Phase:             v1.PodRunning,
-		ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: true, State: mgrRunning()}},
+		ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "test://c", Ready: true, State: mgrRunning()}},
 		Conditions: []v1.PodCondition{
-			mgrCond(gate, v1.ConditionFalse), mgrCond(v1.ContainersReady, v1.ConditionTrue),
+			mgrCond(v1.ContainersReady, v1.ConditionTrue),
 			{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ReadinessGatesNotReady",
 				Message: `the status of pod readiness gate "example.com/gate" is not "True", but False`},
 		},
 	}
+	return pod, s
+}
+
+// TestObservePodReevaluatesReadinessGates: a gate flipped on the server re-evaluates
+// Ready at once, and the next sync sends it.
+func TestObservePodReevaluatesReadinessGates(t *testing.T) {
+	pod, s := mgrGatedPod()
+	srv := statustest.NewServer()
+	stored := mgrCreate(t, srv, pod)
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(stored)
 	mgrSet(t, m, stored, s)
 	mgrSync(t, m)
-	// Another controller sets the gate.
-	p := f.get("new", "foo")
-	p.Status.Conditions[0].Status = v1.ConditionTrue
-	m.ObservePod(f.put(p))
+	// Another controller sets the gate; the watch delivers it.
+	p, err := srv.SetCondition("new", "foo", mgrCond("example.com/gate", v1.ConditionTrue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
 	mgrSync(t, m)
-	got := f.get("new", "foo").Status
-	if c := mgrGetCond(got, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+	got := mgrServerPod(t, srv).Status
+	if c := mgrGetCond(got, v1.PodReady); c == nil || c.Status != v1.ConditionTrue || c.Reason != "" || c.Message != "" {
 		t.Fatalf("Ready = %+v after the gate became True", c)
 	}
-	if c := mgrGetCond(got, gate); c.Status != v1.ConditionTrue {
+	if c := mgrGetCond(got, "example.com/gate"); c.Status != v1.ConditionTrue {
 		t.Fatalf("gate = %+v", c)
+	}
+	mgrWant(t, srv, "get=0 patch=2")
+}
+
+// TestObservePodReconcilesKubeletFields: another writer changing a kubelet-owned field is
+// undone on the next sync (the kubelet's needsReconcile, per event).
+func TestObservePodReconcilesKubeletFields(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "mine"})
+	mgrSync(t, m)
+	p, err := srv.Update("new", "foo", func(p *v1.Pod) { p.Status.Message = "theirs" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
+	mgrSync(t, m)
+	if got := mgrServerPod(t, srv).Status.Message; got != "mine" {
+		t.Fatalf("server message %q, want mine", got)
+	}
+}
+
+// TestForeignConditionsSurviveStaleBase: conditions another controller adds after the
+// Manager took its base survive the Manager's next PATCH, even though the patch's
+// $setElementOrder/conditions does not list them: strategic merge keeps server-only list
+// elements and interleaves them by their server order.
+func TestForeignConditionsSurviveStaleBase(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	pod := mgrPod()
+	pod.Status.Conditions = []v1.PodCondition{mgrCond("example.com/a", v1.ConditionTrue)}
+	m.ObservePod(mgrCreate(t, srv, pod))
+	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{
+		mgrCond(v1.PodScheduled, v1.ConditionTrue), mgrCond(v1.PodReady, v1.ConditionFalse),
+	}}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	// Two foreign writes the Manager never observes: a new condition, and a flip of one
+	// that is in the Manager's (now stale) base.
+	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/b", v1.ConditionTrue)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/a", v1.ConditionFalse)); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet's Ready flips and a new owned condition appears, so the patch carries
+	// $setElementOrder/conditions built from the stale base.
+	s.Conditions[1].Status = v1.ConditionTrue
+	s.Conditions = append(s.Conditions, mgrCond(v1.PodInitialized, v1.ConditionTrue))
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	mgrWant(t, srv, "get=0 patch=2")
+	last := srv.Patches()[1].Patch
+	if !strings.Contains(string(last), "$setElementOrder/conditions") || strings.Contains(string(last), "example.com/b") {
+		t.Fatalf("patch %s: want a $setElementOrder without the unseen condition", last)
+	}
+	got := mgrServerPod(t, srv).Status
+	var types []string
+	for _, c := range got.Conditions {
+		types = append(types, string(c.Type)+"="+string(c.Status))
+	}
+	want := "example.com/a=False PodScheduled=True Ready=True Initialized=True example.com/b=True"
+	if strings.Join(types, " ") != want {
+		t.Fatalf("server conditions %v, want %s", types, want)
 	}
 }
