@@ -285,8 +285,8 @@ func couldRestartAll(spec *v1.PodSpec) bool {
 }
 
 // shouldAllContainersRestart is the kubelet's ShouldAllContainersRestart: the previous
-// status says so, or a container exited (per the runtime or the previous status) with an
-// exit code whose rule restarts all containers.
+// status says so, or a container the runtime reports exited has (per the runtime, else per
+// the previous status) an exit code whose rule restarts all containers.
 func (g *gen) shouldAllContainersRestart() bool {
 	for i := range g.base.Conditions {
 		if c := &g.base.Conditions[i]; c.Type == v1.AllContainersRestarting && c.Status == v1.ConditionTrue {
@@ -307,7 +307,13 @@ func (g *gen) shouldAllContainersRestart() bool {
 	for _, list := range [][]v1.Container{g.pod.Spec.InitContainers, g.pod.Spec.Containers} {
 		for i := range list {
 			c := &list[i]
-			if f := g.facts[c.Name]; f != nil && f.State.Terminated != nil && restartsAll(c, f.State.Terminated) {
+			// As in the kubelet, the previous status is consulted only for a container the
+			// runtime reports exited.
+			f := g.facts[c.Name]
+			if f == nil || f.State.Terminated == nil {
+				continue
+			}
+			if restartsAll(c, f.State.Terminated) {
 				return true
 			}
 			if o := old[c.Name]; o != nil && o.State.Terminated != nil && restartsAll(c, o.State.Terminated) {
