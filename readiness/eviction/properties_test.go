@@ -3,6 +3,7 @@ package eviction
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -141,14 +142,15 @@ func TestPropertyDecisionConsistent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(podCopy, pod); diff != "" {
-			t.Fatalf("pod modified:\n%s", diff)
+		// reflect.DeepEqual first: cmp on 2000-entry maps is slow.
+		if !reflect.DeepEqual(podCopy, pod) {
+			t.Fatalf("pod modified:\n%s", cmp.Diff(podCopy, pod))
 		}
-		if diff := cmp.Diff(pdbsCopy, pdbs); diff != "" {
-			t.Fatalf("pdbs modified:\n%s", diff)
+		if !reflect.DeepEqual(pdbsCopy, pdbs) {
+			t.Fatalf("pdbs modified:\n%s", cmp.Diff(pdbsCopy, pdbs))
 		}
-		if diff := cmp.Diff(optsCopy, opts.DeleteOptions); diff != "" {
-			t.Fatalf("delete options modified:\n%s", diff)
+		if !reflect.DeepEqual(optsCopy, opts.DeleteOptions) {
+			t.Fatalf("delete options modified:\n%s", cmp.Diff(optsCopy, opts.DeleteOptions))
 		}
 
 		if d.Allowed != (d.Code == http.StatusCreated) || d.Allowed != (d.Err() == nil) || d.Allowed != (d.Status.Status == metav1.StatusSuccess) {

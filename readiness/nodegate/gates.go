@@ -33,12 +33,21 @@ func (g Gate) Blocking() bool { return g.BlocksReadiness == nil || *g.BlocksRead
 
 // Reasons a gate is or is not ready, in GateStatus.Reason.
 const (
-	ReasonAllPodsReady    = "AllPodsReady"
-	ReasonPodsNotReady    = "PodsNotReady"
-	ReasonNoMatchingPods  = "NoMatchingPods"
+	// ReasonAllPodsReady: at least one pod matched and all are ready.
+	ReasonAllPodsReady = "AllPodsReady"
+	// ReasonPodsNotReady: some matching pods are not ready (listed).
+	ReasonPodsNotReady = "PodsNotReady"
+	// ReasonNoMatchingPods: no pod bound to the node matches; the gate fails
+	// closed, which also lets an external actor hold a node with a gate that
+	// selects nothing and release it by removing the gate.
+	ReasonNoMatchingPods = "NoMatchingPods"
+	// ReasonInvalidSelector: the selector does not parse; the gate fails closed.
 	ReasonInvalidSelector = "InvalidSelector"
-	ReasonEmptySelector   = "EmptySelector"
-	ReasonInvalidNS       = "InvalidNamespace"
+	// ReasonEmptySelector: the selector is empty ({}), which would match
+	// every pod; the gate fails closed unless EmptySelectorMatchesAll.
+	ReasonEmptySelector = "EmptySelector"
+	// ReasonInvalidNS: the gate has no namespace and EmptyNamespaceInvalid is set.
+	ReasonInvalidNS = "InvalidNamespace"
 )
 
 // GateStatus is one gate's readiness on the node (the KEP's

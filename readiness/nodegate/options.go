@@ -93,7 +93,9 @@ type Options struct {
 	// InvalidNamespace) instead of matching pods in every namespace.
 	EmptyNamespaceInvalid bool
 	// RequireNodeReadyCondition also requires the node's own Ready condition
-	// to be True for the node to be ready (the KEP-5233 rule).
+	// to be True for the node to be ready (the KEP-5233 rule). In PerGate
+	// mode it changes NodeReady only: no per-gate taint stands for the
+	// node's own condition, which the node lifecycle controller taints.
 	RequireNodeReadyCondition bool
 	// NoGates is what happens to the owned taints of a node without gates;
 	// "" means NoGatesReady.

@@ -79,6 +79,7 @@ type Rule struct {
 
 // ConditionResult reports one requirement on one node.
 type ConditionResult struct {
+	// Type is the requirement's node condition type.
 	Type v1.NodeConditionType
 	// Found reports whether the node has the condition.
 	Found bool
@@ -86,8 +87,9 @@ type ConditionResult struct {
 	CurrentStatus v1.ConditionStatus
 	// EffectiveStatus is CurrentStatus, or the default when missing.
 	EffectiveStatus v1.ConditionStatus
-	RequiredStatus  v1.ConditionStatus
-	DefaultStatus   v1.ConditionStatus
+	// RequiredStatus and DefaultStatus repeat the requirement.
+	RequiredStatus v1.ConditionStatus
+	DefaultStatus  v1.ConditionStatus
 	// Satisfied reports EffectiveStatus == RequiredStatus.
 	Satisfied bool
 }
@@ -121,8 +123,9 @@ type RuleResult struct {
 	Release bool
 	// HadTaint reports whether the node carried the rule's taint (key+effect).
 	HadTaint bool
-	// Action is what the rule does; Taints the resulting change.
+	// Action is what the rule does.
 	Action RuleAction
+	// Taints is the resulting change to the node's taints.
 	Taints TaintDiff
 	// Annotations are node annotations to add (the bootstrap marker).
 	Annotations map[string]string
