@@ -354,6 +354,18 @@ func TestGenerateSidecarNotStarted(t *testing.T) {
 	if s = generate(t, in); s.Phase != v1.PodRunning {
 		t.Errorf("restarting sidecar: phase %s, want Running", s.Phase)
 	}
+
+	// The sidecar runs again but its startup probe has not passed: the pod stays Running
+	// while its app container is in the current sandbox, and re-initializes (Pending) when
+	// the app container belongs to an older sandbox.
+	in.Containers[0].State, in.Containers[0].Startup = running(), podstate.ProbeUnknown
+	if s = generate(t, in); s.Phase != v1.PodRunning {
+		t.Errorf("sidecar not started, pod initialized: phase %s, want Running", s.Phase)
+	}
+	in.Containers[1].SandboxID = "sb-old"
+	if s = generate(t, in); s.Phase != v1.PodPending {
+		t.Errorf("sidecar not started, new sandbox: phase %s, want Pending", s.Phase)
+	}
 }
 
 func TestGenerateTerminatedPodStaysTerminal(t *testing.T) {

@@ -104,7 +104,7 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 	var pendingInit, pendingSidecar, failedInit, failedInitFinal int
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if isSidecar(c, f) {
+		if phaseSidecar(c, f) {
 			continue
 		}
 		s := lookup(c.Name)
@@ -133,7 +133,7 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 	var unknown, running, waiting, stopped, stoppedFinal, succeeded int
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !isSidecar(c, f) {
+		if !phaseSidecar(c, f) {
 			continue
 		}
 		s := lookup(c.Name)
@@ -225,8 +225,8 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 	return v1.PodPending, nil
 }
 
-// isSidecar reports whether init container c is a restartable init container.
-func isSidecar(c *v1.Container, f Features) bool {
+// phaseSidecar reports whether init container c is a restartable init container.
+func phaseSidecar(c *v1.Container, f Features) bool {
 	return f.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 

@@ -94,9 +94,9 @@ func phaseInput(spec v1.PodSpec, c phaseCase) readiness.PhaseInput {
 	return in
 }
 
-func policy(p v1.ContainerRestartPolicy) *v1.ContainerRestartPolicy { return &p }
+func phasePolicy(p v1.ContainerRestartPolicy) *v1.ContainerRestartPolicy { return &p }
 
-func names(ns ...string) []v1.Container {
+func phaseContainers(ns ...string) []v1.Container {
 	out := make([]v1.Container, len(ns))
 	for i, n := range ns {
 		out[i] = v1.Container{Name: n}
@@ -120,7 +120,7 @@ func runPhaseTable(t *testing.T, spec v1.PodSpec, cases []phaseCase, opts ...rea
 }
 
 func TestPhaseUpstreamRestartAlways(t *testing.T) {
-	spec := v1.PodSpec{Containers: names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways}
+	spec := v1.PodSpec{Containers: phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways}
 	runPhaseTable(t, spec, []phaseCase{
 		{"waiting", "", false, false, v1.PodPending},
 		{"all running", "containerA=run containerB=run", false, false, v1.PodRunning},
@@ -135,7 +135,7 @@ func TestPhaseUpstreamRestartAlways(t *testing.T) {
 }
 
 func TestPhaseUpstreamRestartAlwaysInitContainers(t *testing.T) {
-	spec := v1.PodSpec{InitContainers: names("containerX"), Containers: names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways}
+	spec := v1.PodSpec{InitContainers: phaseContainers("containerX"), Containers: phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways}
 	runPhaseTable(t, spec, []phaseCase{
 		{"empty, waiting", "", false, false, v1.PodPending},
 		{"init container running", "containerX=run", false, false, v1.PodPending},
@@ -149,8 +149,8 @@ func TestPhaseUpstreamRestartAlwaysInitContainers(t *testing.T) {
 
 func TestPhaseUpstreamRestartAlwaysRestartableInitContainers(t *testing.T) {
 	spec := v1.PodSpec{
-		InitContainers: []v1.Container{{Name: "containerX", RestartPolicy: policy(v1.ContainerRestartPolicyAlways)}},
-		Containers:     names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways,
+		InitContainers: []v1.Container{{Name: "containerX", RestartPolicy: phasePolicy(v1.ContainerRestartPolicyAlways)}},
+		Containers:     phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyAlways,
 	}
 	runPhaseTable(t, spec, []phaseCase{
 		{"empty, waiting", "", false, false, v1.PodPending},
@@ -172,8 +172,8 @@ func TestPhaseUpstreamRestartAlwaysRestartableInitContainers(t *testing.T) {
 
 func TestPhaseUpstreamRestartAlwaysAndPodHasRun(t *testing.T) {
 	spec := v1.PodSpec{
-		InitContainers: []v1.Container{{Name: "containerX"}, {Name: "containerY", RestartPolicy: policy(v1.ContainerRestartPolicyAlways)}},
-		Containers:     names("containerA"), RestartPolicy: v1.RestartPolicyAlways,
+		InitContainers: []v1.Container{{Name: "containerX"}, {Name: "containerY", RestartPolicy: phasePolicy(v1.ContainerRestartPolicyAlways)}},
+		Containers:     phaseContainers("containerA"), RestartPolicy: v1.RestartPolicyAlways,
 	}
 	runPhaseTable(t, spec, []phaseCase{
 		{"regular init containers, restartable init container and regular container are all running", "containerX=run containerY=run containerA=run", false, false, v1.PodPending},
@@ -185,7 +185,7 @@ func TestPhaseUpstreamRestartAlwaysAndPodHasRun(t *testing.T) {
 }
 
 func TestPhaseUpstreamRestartNever(t *testing.T) {
-	spec := v1.PodSpec{Containers: names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever}
+	spec := v1.PodSpec{Containers: phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever}
 	runPhaseTable(t, spec, []phaseCase{
 		{"waiting", "", false, false, v1.PodPending},
 		{"all running with restart never", "containerA=run containerB=run", false, false, v1.PodRunning},
@@ -198,7 +198,7 @@ func TestPhaseUpstreamRestartNever(t *testing.T) {
 }
 
 func TestPhaseUpstreamRestartNeverInitContainers(t *testing.T) {
-	spec := v1.PodSpec{InitContainers: names("containerX"), Containers: names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever}
+	spec := v1.PodSpec{InitContainers: phaseContainers("containerX"), Containers: phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever}
 	runPhaseTable(t, spec, []phaseCase{
 		{"empty, waiting", "", false, false, v1.PodPending},
 		{"init container running", "containerX=run", false, false, v1.PodPending},
@@ -212,8 +212,8 @@ func TestPhaseUpstreamRestartNeverInitContainers(t *testing.T) {
 
 func TestPhaseUpstreamRestartNeverRestartableInitContainers(t *testing.T) {
 	spec := v1.PodSpec{
-		InitContainers: []v1.Container{{Name: "containerX", RestartPolicy: policy(v1.ContainerRestartPolicyAlways)}},
-		Containers:     names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever,
+		InitContainers: []v1.Container{{Name: "containerX", RestartPolicy: phasePolicy(v1.ContainerRestartPolicyAlways)}},
+		Containers:     phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyNever,
 	}
 	runPhaseTable(t, spec, []phaseCase{
 		{"empty, waiting", "", false, false, v1.PodPending},
@@ -233,7 +233,7 @@ func TestPhaseUpstreamRestartNeverRestartableInitContainers(t *testing.T) {
 }
 
 func TestPhaseUpstreamRestartOnFailure(t *testing.T) {
-	spec := v1.PodSpec{Containers: names("containerA", "containerB"), RestartPolicy: v1.RestartPolicyOnFailure}
+	spec := v1.PodSpec{Containers: phaseContainers("containerA", "containerB"), RestartPolicy: v1.RestartPolicyOnFailure}
 	runPhaseTable(t, spec, []phaseCase{
 		{"waiting", "", false, false, v1.PodPending},
 		{"all running with restart onfailure", "containerA=run containerB=run", false, false, v1.PodRunning},
@@ -271,7 +271,7 @@ func runSpecPhaseTable(t *testing.T, cases []specPhaseCase, opts ...readiness.Op
 }
 
 func TestPhaseUpstreamContainerRestartPolicy(t *testing.T) {
-	always, onFailure, never := policy(v1.ContainerRestartPolicyAlways), policy(v1.ContainerRestartPolicyOnFailure), policy(v1.ContainerRestartPolicyNever)
+	always, onFailure, never := phasePolicy(v1.ContainerRestartPolicyAlways), phasePolicy(v1.ContainerRestartPolicyOnFailure), phasePolicy(v1.ContainerRestartPolicyNever)
 	runSpecPhaseTable(t, []specPhaseCase{
 		{"container with restart policy Never failed",
 			v1.PodSpec{Containers: []v1.Container{{Name: "failed-container", RestartPolicy: never}}, RestartPolicy: v1.RestartPolicyAlways},
@@ -295,16 +295,16 @@ func TestPhaseUpstreamContainerRestartPolicy(t *testing.T) {
 }
 
 func TestPhaseUpstreamContainerRestartPolicyInitContainers(t *testing.T) {
-	always, onFailure, never := policy(v1.ContainerRestartPolicyAlways), policy(v1.ContainerRestartPolicyOnFailure), policy(v1.ContainerRestartPolicyNever)
+	always, onFailure, never := phasePolicy(v1.ContainerRestartPolicyAlways), phasePolicy(v1.ContainerRestartPolicyOnFailure), phasePolicy(v1.ContainerRestartPolicyNever)
 	runSpecPhaseTable(t, []specPhaseCase{
 		{"init container with restart policy Never failed",
-			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: never}}, Containers: names("container"), RestartPolicy: v1.RestartPolicyAlways},
+			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: never}}, Containers: phaseContainers("container"), RestartPolicy: v1.RestartPolicyAlways},
 			"failed-container=fail", v1.PodFailed},
 		{"init container with restart policy OnFailure failed",
-			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: onFailure}}, Containers: names("container"), RestartPolicy: v1.RestartPolicyNever},
+			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: onFailure}}, Containers: phaseContainers("container"), RestartPolicy: v1.RestartPolicyNever},
 			"failed-container=fail", v1.PodPending},
 		{"container with restart policy Always failed",
-			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: always}}, Containers: names("container"), RestartPolicy: v1.RestartPolicyNever},
+			v1.PodSpec{InitContainers: []v1.Container{{Name: "failed-container", RestartPolicy: always}}, Containers: phaseContainers("container"), RestartPolicy: v1.RestartPolicyNever},
 			"failed-container=fail", v1.PodPending},
 	})
 }
@@ -314,8 +314,8 @@ func TestPhaseUpstreamRestartAllContainers(t *testing.T) {
 		Action:    v1.ContainerRestartRuleActionRestartAllContainers,
 		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
 	}}
-	withRule := v1.Container{Name: "container", RestartPolicy: policy(v1.ContainerRestartPolicyNever), RestartPolicyRules: rule}
-	sidecarWithRule := v1.Container{Name: "container", RestartPolicy: policy(v1.ContainerRestartPolicyAlways), RestartPolicyRules: rule}
+	withRule := v1.Container{Name: "container", RestartPolicy: phasePolicy(v1.ContainerRestartPolicyNever), RestartPolicyRules: rule}
+	sidecarWithRule := v1.Container{Name: "container", RestartPolicy: phasePolicy(v1.ContainerRestartPolicyAlways), RestartPolicyRules: rule}
 	never := v1.RestartPolicyNever
 	runSpecPhaseTable(t, []specPhaseCase{
 		// Trigger RestartAllContainers
@@ -326,10 +326,10 @@ func TestPhaseUpstreamRestartAllContainers(t *testing.T) {
 			v1.PodSpec{InitContainers: []v1.Container{withRule}, RestartPolicy: never},
 			"container=fail42 regular=wait", v1.PodPending},
 		{"sidecar container triggers RestartAllContainers",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=fail42 regular=wait", v1.PodPending},
 		{"sidecar container triggers RestartAllContainers, kills another init container",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=fail42 init=wait regular=wait", v1.PodPending},
 		// Cleanup phase
 		{"regular container triggers RestartAllContainers, cleaned up",
@@ -339,32 +339,32 @@ func TestPhaseUpstreamRestartAllContainers(t *testing.T) {
 			v1.PodSpec{InitContainers: []v1.Container{withRule}, RestartPolicy: never},
 			"container=restarting regular=wait", v1.PodPending},
 		{"sidecar container triggers RestartAllContainers, cleaned up",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=restarting regular=wait", v1.PodPending},
 		{"sidecar container triggers RestartAllContainers, kills another init container, cleaned up",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=restarting container=restarting regular=wait", v1.PodPending},
 		// Startup phase
 		{"regular container triggered RestartAllContainers; init container succeeded",
-			v1.PodSpec{InitContainers: names("init"), Containers: []v1.Container{withRule}, RestartPolicy: never},
+			v1.PodSpec{InitContainers: phaseContainers("init"), Containers: []v1.Container{withRule}, RestartPolicy: never},
 			"init=ok container=restarting", v1.PodRunning},
 		{"regular container triggered RestartAllContainers; init container failed",
-			v1.PodSpec{InitContainers: names("init"), Containers: []v1.Container{withRule}, RestartPolicy: never},
+			v1.PodSpec{InitContainers: phaseContainers("init"), Containers: []v1.Container{withRule}, RestartPolicy: never},
 			"init=fail container=restarting", v1.PodFailed},
 		{"init container triggered RestartAllContainers",
-			v1.PodSpec{InitContainers: []v1.Container{withRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{withRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=fail42 regular=wait", v1.PodPending},
 		{"init container triggered RestartAllContainers; init container succeeds",
-			v1.PodSpec{InitContainers: []v1.Container{withRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{withRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=ok regular=wait", v1.PodPending},
 		{"sidecar container triggered RestartAllContainers kills regular container",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=restarting regular=restarting", v1.PodRunning},
 		{"sidecar container triggered RestartAllContainers kills regular container; sidecar running",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=run regular=restarting", v1.PodRunning},
 		{"sidecar container triggered RestartAllContainers; kills init container; sidecar running",
-			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: names("regular"), RestartPolicy: never},
+			v1.PodSpec{InitContainers: []v1.Container{sidecarWithRule, {Name: "init"}}, Containers: phaseContainers("regular"), RestartPolicy: never},
 			"container=run container=restarting regular=wait", v1.PodPending},
 	})
 }
@@ -373,19 +373,19 @@ func TestPhaseUpstreamRestartAllContainers(t *testing.T) {
 // restartPolicy alone decides: the v1.34 expectations for the rule-dependent cases.
 func TestPhaseWithoutContainerRestartRules(t *testing.T) {
 	old := readiness.WithFeatures(features.V1_34())
-	never := policy(v1.ContainerRestartPolicyNever)
+	never := phasePolicy(v1.ContainerRestartPolicyNever)
 	runSpecPhaseTable(t, []specPhaseCase{
 		{"container policy Never ignored under pod policy Always",
 			v1.PodSpec{Containers: []v1.Container{{Name: "a", RestartPolicy: never}}, RestartPolicy: v1.RestartPolicyAlways},
 			"a=fail", v1.PodRunning},
 		{"init container policy Never ignored under pod policy Always",
-			v1.PodSpec{InitContainers: []v1.Container{{Name: "i", RestartPolicy: never}}, Containers: names("a"), RestartPolicy: v1.RestartPolicyAlways},
+			v1.PodSpec{InitContainers: []v1.Container{{Name: "i", RestartPolicy: never}}, Containers: phaseContainers("a"), RestartPolicy: v1.RestartPolicyAlways},
 			"i=fail", v1.PodPending},
 		{"failed init container under pod policy Never",
-			v1.PodSpec{InitContainers: names("i"), Containers: names("a"), RestartPolicy: v1.RestartPolicyNever},
+			v1.PodSpec{InitContainers: phaseContainers("i"), Containers: phaseContainers("a"), RestartPolicy: v1.RestartPolicyNever},
 			"i=fail", v1.PodFailed},
 		{"restarting reason is an ordinary failure without restart-all",
-			v1.PodSpec{Containers: names("a"), RestartPolicy: v1.RestartPolicyNever},
+			v1.PodSpec{Containers: phaseContainers("a"), RestartPolicy: v1.RestartPolicyNever},
 			"a=restarting", v1.PodFailed},
 	}, old)
 }
@@ -394,7 +394,7 @@ func TestPhaseMalformedInput(t *testing.T) {
 	if _, err := readiness.Phase(readiness.PhaseInput{}); err == nil {
 		t.Error("nil pod: no error")
 	}
-	dup := &v1.Pod{Spec: v1.PodSpec{InitContainers: names("a"), Containers: names("a")}}
+	dup := &v1.Pod{Spec: v1.PodSpec{InitContainers: phaseContainers("a"), Containers: phaseContainers("a")}}
 	_, err := readiness.Phase(readiness.PhaseInput{Pod: dup})
 	if err == nil || !strings.Contains(err.Error(), `"a"`) {
 		t.Errorf("duplicate names: error %v", err)
@@ -405,7 +405,7 @@ func TestContainerShouldRestart(t *testing.T) {
 	in := func(op v1.ContainerRestartRuleOnExitCodesOperator, action v1.ContainerRestartRuleAction, codes ...int32) v1.ContainerRestartRule {
 		return v1.ContainerRestartRule{Action: action, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: op, Values: codes}}
 	}
-	never := policy(v1.ContainerRestartPolicyNever)
+	never := phasePolicy(v1.ContainerRestartPolicyNever)
 	cases := []struct {
 		c    v1.Container
 		pod  v1.RestartPolicy
