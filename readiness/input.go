@@ -63,7 +63,11 @@ func (r Result) Conditions() []v1.PodCondition {
 }
 
 // Option configures Evaluate and Explain.
-type Option func(*config)
+//
+// An Option maps a configuration value to a new one rather than writing through a
+// pointer, so that applying options does not make the configuration escape to the heap:
+// Evaluate of a ready pod stays allocation-free with options too.
+type Option func(config) config
 
 type config struct {
 	features features.Set
@@ -71,14 +75,14 @@ type config struct {
 
 // WithFeatures selects the version-dependent behaviour to evaluate with.
 func WithFeatures(f features.Set) Option {
-	return func(c *config) { c.features = f }
+	return func(c config) config { c.features = f; return c }
 }
 
 func newConfig(opts []Option) config {
 	var c config
 	for _, o := range opts {
 		if o != nil {
-			o(&c)
+			c = o(c)
 		}
 	}
 	return c
