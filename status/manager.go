@@ -221,10 +221,9 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		e = &entry{uid: pod.UID, namespace: pod.Namespace, name: pod.Name}
 		m.pods[pod.UID] = e
 	}
-	if !e.setBaseLocked(pod) || !e.hasStatus {
+	if !m.adoptBaseLocked(e, pod) || !e.hasStatus {
 		return
 	}
-	m.reevaluateGatesLocked(e)
 	if e.pending() {
 		return
 	}
@@ -234,6 +233,20 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		e.version++
 		m.markDirtyLocked(e)
 	}
+}
+
+// adoptBaseLocked makes p the base of e if it is newer, from whatever source (a watch, a
+// PATCH response, a GET), and then re-evaluates readiness gates against it: a gate
+// written by another controller may first reach the Manager inside the response to its
+// own PATCH, and the watch event that carried it is then older than the base and ignored.
+func (m *Manager) adoptBaseLocked(e *entry, p *v1.Pod) bool {
+	if !e.setBaseLocked(p) {
+		return false
+	}
+	if e.hasStatus {
+		m.reevaluateGatesLocked(e)
+	}
+	return true
 }
 
 // reevaluateGatesLocked recomputes Ready from the cached container statuses and the gate

@@ -266,7 +266,7 @@ func (m *Manager) setBase(e *entry, p *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !e.gone {
-		e.setBaseLocked(p)
+		m.adoptBaseLocked(e, p)
 	}
 }
 

@@ -493,3 +493,28 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 		t.Fatalf("server conditions %v, want %s", types, want)
 	}
 }
+
+// TestGateSeenInPatchResponse: a gate write whose watch event arrives only after the
+// Manager's own PATCH response (which already contains it) still re-evaluates Ready.
+func TestGateSeenInPatchResponse(t *testing.T) {
+	pod, s := mgrGatedPod()
+	srv := statustest.NewServer()
+	stored := mgrCreate(t, srv, pod)
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(stored)
+	mgrSet(t, m, stored, s)
+	mgrSync(t, m)
+	gateEvent, err := srv.SetCondition("new", "foo", mgrCond("example.com/gate", v1.ConditionTrue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Message = "unrelated change"
+	mgrSet(t, m, stored, s)
+	mgrSync(t, m)           // its response carries the gate
+	m.ObservePod(gateEvent) // the late event is older than the base: ignored
+	mgrSync(t, m)
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c.Status != v1.ConditionTrue {
+		t.Fatalf("Ready = %+v", c)
+	}
+	mgrWant(t, srv, "get=0 patch=3")
+}
