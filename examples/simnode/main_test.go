@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDefaultRunPrintsTimelineAndSummary(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run(nil, &out, &errb); err != nil {
+		t.Fatalf("run: %v (%s)", err, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{
+		"TIME  POD", "PodReadyToStartContainers", "lb.example.com/registered  True    Registered",
+		"(lb-controller)", "(scheduler)", "PATCH  ", "summary\n", "requests per change   1.00",
+		"sandbox-creation latency", "slow-sandbox-1",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestJSONOutput(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-json", "-pods", "3", "-seconds", "20"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var rep struct {
+		Timeline []map[string]any `json:"timeline"`
+		Summary  struct {
+			Pods   int `json:"pods"`
+			PerPod []struct {
+				Name string `json:"name"`
+			} `json:"perPod"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	if rep.Summary.Pods != 3 || len(rep.Summary.PerPod) != 3 || len(rep.Timeline) == 0 {
+		t.Fatalf("unexpected report: %d pods, %d per-pod rows, %d events", rep.Summary.Pods, len(rep.Summary.PerPod), len(rep.Timeline))
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-pods", "0"}, {"-seconds", "-1"}, {"-speed", "-2"}, {"extra"}, {"-nope"}} {
+		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("run(%q) succeeded, want an error", args)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package sim is the simulated node behind examples/simnode: it runs a set of pods through
+// their lives — sandbox creation with delays and failures, init containers, a sidecar,
+// readiness probes, a readiness gate set by a simulated load-balancer controller, a
+// crash-looping container, a sandbox crash and recreation, a batch job that completes, and
+// graceful termination — with podstate.Generate building each status from the runtime facts
+// and status.Manager sending it to an API server.
+//
+// Time is a fake clock stepped one second at a time, so a run takes seconds and, for a
+// given seed, prints the same timeline every time. The API server is anything that
+// implements Cluster: the in-memory statustest.Server by default (see Memory), or a real
+// cluster.
+package sim
