@@ -14,6 +14,7 @@ import (
 // Manager.mu. status is copy-on-write: it is replaced, never modified in place, so a sync
 // may read a snapshot of it without the lock.
 type entry struct {
+	// uid, namespace and name are set when the entry is made and never change.
 	uid             types.UID
 	namespace, name string
 
@@ -134,10 +135,10 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 		return nil
 	}
 	if e == nil {
-		e = &entry{uid: pod.UID}
+		// uid, namespace and name never change afterwards: syncs read them unlocked.
+		e = &entry{uid: pod.UID, namespace: pod.Namespace, name: pod.Name}
 		m.pods[pod.UID] = e
 	}
-	e.namespace, e.name = pod.Namespace, pod.Name
 	if e.pod == nil || pod.ResourceVersion == "" || e.pod.ResourceVersion == "" || !newerRV(e.pod.ResourceVersion, pod.ResourceVersion) {
 		e.pod = pod
 	}
