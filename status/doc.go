@@ -2,4 +2,58 @@
 // status, notices when a field the kubelet owns really changed, merges the result with the
 // API server's copy so conditions written by other controllers survive, and sends the
 // smallest correct strategic-merge PATCH of pods/status with a metadata.uid precondition.
+//
+// # What the Manager does as the kubelet does
+//
+// The Manager is the kubelet's status manager (pkg/kubelet/status, v1.37.0) made
+// importable. SetPodStatus, SetContainerReadiness, SetContainerStartup, TerminatePod,
+// GetPodStatus and RemoveOrphanedStatuses have the kubelet's semantics: a versioned cache
+// keyed by pod UID; lastTransitionTime of the kubelet's conditions kept unless the Status
+// changes; StartTime pinned; observedGeneration never going back; timestamps normalised
+// to whole seconds and container statuses sorted; a change that is equal on every
+// kubelet-owned field is not sent; an illegal terminated-to-running container transition
+// rejected. Merge is the kubelet's mergePodStatus: foreign conditions are the server's,
+// DisruptionTarget is sent only when the pod really becomes terminal, a terminal phase is
+// held back while containers could run, Ready and ContainersReady are forced False in a
+// terminal phase, resource-claim statuses are always the server's. PatchBytes builds the
+// same patch as the kubelet's preparePatchBytesForPodStatus.
+//
+// Where the kubelet only logs, the Manager returns errors: SetPodStatus and TerminatePod
+// return the rejected transition; Sync returns one wrapped error per failed pod.
+//
+// # What it does beyond the kubelet
+//
+//   - One request per change. The patch is computed against the newest server copy the
+//     Manager knows (the last PATCH response, or a watch event given to ObservePod,
+//     whichever has the newer resourceVersion). It GETs only when it has no copy or after
+//     an error, where the kubelet GETs before every PATCH. Conditions another controller
+//     wrote after that copy was taken survive: the patch names only the conditions the
+//     kubelet changed, and strategic merge keeps list elements missing from
+//     $setElementOrder/conditions (TestForeignConditionsSurviveStaleBase).
+//   - Event-driven readiness gates. When a newer server copy (from ObservePod, or inside a
+//     PATCH response) changes a readiness-gate condition, Ready is re-evaluated with the
+//     readiness engine and queued at once, instead of waiting for the kubelet's next pod
+//     sync. ObservePod also queues a pod whose kubelet-owned fields another writer changed
+//     (the kubelet's needsReconcile, per event instead of every 10 s).
+//   - Cost proportional to change. A dirty set holds the pods with something to send; a
+//     sync walks only those, so a Sync with nothing pending costs the same with 100,000
+//     pods cached as with one.
+//   - Per-pod retries. 5xx, 429 (honouring Retry-After), timeouts and unexpected errors
+//     back off exponentially with seeded jitter, per pod; 409 refetches and retries at
+//     once. The newest desired status is never lost: a status set while a PATCH is in
+//     flight is sent afterwards, and an older in-flight result never marks it synced.
+//   - A deleted (404) or recreated (other UID, or 422 from the UID precondition) pod drops
+//     its cached status at once; the kubelet keeps GETting a deleted pod until
+//     RemoveOrphanedStatuses (kubernetes#139020).
+//   - lastTransitionTime that respects the server (kubernetes#119514), on by default: see
+//     Options.UpstreamTransitionTimes. Setting it gives the kubelet's behaviour exactly.
+//
+// # What it leaves out
+//
+// Static and mirror pods (UID translation, syncing a static pod's status to its mirror)
+// are not handled: every pod is treated as an ordinary API pod. The Manager never deletes
+// pods (the kubelet's canBeDeleted/DELETE after termination); a caller that needs it
+// deletes the pod itself once the terminal phase is on the server. The resize-condition
+// cache, SetPodVolumeHealth, pod-update notifiers and the kubelet's Prometheus metrics are
+// not implemented; Observer is the hook for metrics.
 package status
