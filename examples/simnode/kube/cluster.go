@@ -1,0 +1,89 @@
+// Package kube runs the simulated node of examples/simnode against a real cluster: it
+// implements sim.Cluster over client-go, with the node agent's own requests going through
+// status/kubeclient. It is its own module so that client-go stays out of the root module.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podstatus/podstatus/examples/simnode/sim"
+	"github.com/podstatus/podstatus/status/kubeclient"
+)
+
+// Cluster is a sim.Cluster over a real API server.
+type Cluster struct {
+	*kubeclient.Client
+	cs kubernetes.Interface
+}
+
+var _ sim.Cluster = (*Cluster)(nil)
+
+// New returns a Cluster that talks to the API server behind cs.
+func New(cs kubernetes.Interface) *Cluster { return &Cluster{Client: kubeclient.New(cs), cs: cs} }
+
+// Prepare creates the namespace and the Node object the simulated pods are bound to (pods
+// bound to a node that does not exist are garbage-collected by the pod GC controller). An
+// existing node or namespace is fine.
+func (c *Cluster) Prepare(ctx context.Context, namespace, node string) error {
+	_, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	_, err = c.cs.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+		Labels: map[string]string{"podstatus.dev/simulated": "true"}}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create node %s: %w", node, err)
+	}
+	return nil
+}
+
+// CreatePod implements sim.Cluster.
+func (c *Cluster) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	p, err := c.cs.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return p, nil
+}
+
+// WriteCondition implements sim.Cluster: a strategic-merge patch of the status that
+// replaces (or adds) the one condition, as another controller writes its own.
+func (c *Cluster) WriteCondition(ctx context.Context, namespace, name string, cond v1.PodCondition) (*v1.Pod, error) {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{cond}}})
+	if err != nil {
+		return nil, fmt.Errorf("encode condition %s: %w", cond.Type, err)
+	}
+	p, err := c.cs.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("write condition %s of pod %s/%s: %w", cond.Type, namespace, name, err)
+	}
+	return p, nil
+}
+
+// DeletePod implements sim.Cluster: a graceful delete. The pod stays, with a
+// deletionTimestamp, because no kubelet finishes it.
+func (c *Cluster) DeletePod(ctx context.Context, namespace, name string, _ time.Time) (*v1.Pod, error) {
+	grace := int64(30)
+	if err := c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		return nil, fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	}
+	return c.Peek(ctx, namespace, name)
+}
+
+// Peek implements sim.Cluster with a GET (in a real agent, an informer's cache read).
+func (c *Cluster) Peek(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read pod %s/%s: %w", namespace, name, err)
+	}
+	return p, nil
+}
