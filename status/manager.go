@@ -194,6 +194,18 @@ func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
 	m.idle.Broadcast()
 }
 
+// ForgetPod drops everything cached for the pod with that UID, pending changes included:
+// call it when a watch reports the pod deleted. A sync in flight for it finishes but
+// records nothing.
+func (m *Manager) ForgetPod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.pods[uid]; e != nil {
+		m.dropLocked(e)
+		m.idle.Broadcast()
+	}
+}
+
 // ObservePod hands the Manager the server's copy of a pod, typically from a watch. It is
 // what lets the Manager send one request per change:
 //

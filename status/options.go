@@ -33,6 +33,9 @@ type Options struct {
 	// copy is passed) might still run. While it does, a terminal phase is not sent (the
 	// kubelet's PodCouldHaveRunningContainers). Default: always false.
 	CouldHaveRunningContainers func(*v1.Pod) bool
+	// RequestTimeout bounds each GET and PATCH (a timed-out request is retried with
+	// backoff like a 504). Zero means no bound beyond the context passed to Run or Sync.
+	RequestTimeout time.Duration
 	// Retry sets the backoff of failed syncs.
 	Retry RetryOptions
 	// UpstreamTransitionTimes turns off the fix for kubernetes#119514 and gives the

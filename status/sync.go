@@ -195,7 +195,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 	conflicts := 0
 	for {
 		if needGet {
-			got, err := m.client.GetPod(ctx, e.namespace, e.name)
+			got, err := m.get(ctx, e)
 			if err != nil {
 				if classify(err) == classNotFound {
 					m.drop(e, SkipNotFound)
@@ -216,7 +216,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 			now: now, features: m.opts.Features, generation: base.Generation, hasGeneration: true,
 			serverLTT: !m.opts.UpstreamTransitionTimes,
 		}
-		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
+		merged := merge(&base.Status, keepTerminalPhase(&base.Status, snap.status), m.opts.CouldHaveRunningContainers(base), &cfg)
 		patch, unchanged, err := PatchBytes(e.uid, base.Status, merged)
 		if err != nil {
 			return fmt.Errorf("build patch: %w", err)
@@ -226,7 +226,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 			return nil
 		}
 		start := m.clock.Now()
-		got, err := m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
+		got, err := m.patch(ctx, e, patch)
 		m.opts.Observer.OnPatch(ref, len(patch), m.clock.Since(start), err)
 		if err == nil {
 			m.log.V(3).Info("Patched pod status", "pod", ref.Namespace+"/"+ref.Name, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
@@ -247,7 +247,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 			return nil
 		case classInvalid:
 			// The metadata.uid precondition fails with 422 when the pod was recreated.
-			cur, gerr := m.client.GetPod(ctx, e.namespace, e.name)
+			cur, gerr := m.get(ctx, e)
 			switch {
 			case gerr != nil && classify(gerr) == classNotFound:
 				m.drop(e, SkipNotFound)
@@ -259,6 +259,25 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 		}
 		return fmt.Errorf("patch status: %w", err)
 	}
+}
+
+// get and patch are the two requests, bounded by Options.RequestTimeout.
+func (m *Manager) get(ctx context.Context, e *entry) (*v1.Pod, error) {
+	if m.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
+		defer cancel()
+	}
+	return m.client.GetPod(ctx, e.namespace, e.name)
+}
+
+func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (*v1.Pod, error) {
+	if m.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
+		defer cancel()
+	}
+	return m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
 }
 
 // setBase records a server copy of e's pod (if newer than the one e has).
@@ -277,4 +296,16 @@ func (m *Manager) drop(e *entry, why SkipReason) {
 	m.mu.Unlock()
 	m.log.V(2).Info("Dropping cached status", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "reason", string(why))
 	m.opts.Observer.OnSkip(e.ref(), why)
+}
+
+// keepTerminalPhase returns s with the server's phase, reason and message when the server's
+// phase is terminal and s's is another one: a Failed or Succeeded pod never changes phase
+// again, whatever the caller set (the kubelet enforces this in generateAPIPodStatus, which
+// its status manager relies on; callers of SetPodStatus may not). Merge then forces Ready
+// and ContainersReady False. s is not modified.
+func keepTerminalPhase(server *v1.PodStatus, s v1.PodStatus) v1.PodStatus {
+	if terminal(server.Phase) && s.Phase != server.Phase {
+		s.Phase, s.Reason, s.Message = server.Phase, server.Reason, server.Message
+	}
+	return s
 }

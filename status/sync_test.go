@@ -518,3 +518,16 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 	}
 	mgrWant(t, srv, "get=0 patch=3")
 }
+
+func TestForgetPod(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), mgrRandomStatus())
+	m.ForgetPod("12345678")
+	if _, ok := m.GetPodStatus("12345678"); ok {
+		t.Fatal("status still cached")
+	}
+	mgrSync(t, m)
+	mgrWant(t, srv, "get=0 patch=0")
+}
