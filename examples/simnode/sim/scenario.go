@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/sandbox"
@@ -84,7 +85,7 @@ func newScript(k Kind, r *rand.Rand) script {
 // podSpec returns the pod a kind runs.
 func podSpec(k Kind, namespace, name, node string) *v1.Pod {
 	always := v1.ContainerRestartPolicyAlways
-	readiness := &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz"}}}
+	readiness := &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
 	app := v1.Container{Name: "app", Image: "registry.example.com/app:1.0", ReadinessProbe: readiness}
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Generation: 1, Labels: map[string]string{"app": string(k)}},
@@ -95,7 +96,7 @@ func podSpec(k Kind, namespace, name, node string) *v1.Pod {
 		p.Spec.InitContainers = []v1.Container{
 			{Name: "setup", Image: "registry.example.com/setup:1.0"},
 			{Name: "proxy", Image: "registry.example.com/proxy:1.0", RestartPolicy: &always,
-				StartupProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{}}}},
+				StartupProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(15000)}}}},
 		}
 		p.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: GateType}}
 	case KindSandboxCrash:
