@@ -38,6 +38,9 @@ type Manager struct {
 	dirty map[*entry]struct{}
 	// kick wakes Run; its buffer of one coalesces triggers, as the kubelet's channel.
 	kick chan struct{}
+	// examined counts the entries the sync paths have looked at, so a test can check that
+	// a sync's work follows the dirty set, not the cache.
+	examined uint64
 }
 
 // NewManager returns a Manager that writes through c. Nothing is sent until Run or Sync

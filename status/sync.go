@@ -65,6 +65,7 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 	m.mu.Lock()
 	now := m.clock.Now()
 	for e := range m.dirty {
+		m.examined++
 		if e.inflight || !e.pending() {
 			continue
 		}
@@ -100,6 +101,7 @@ func (m *Manager) Sync(ctx context.Context) error {
 	for e := range m.dirty {
 		targets = append(targets, e)
 	}
+	m.examined += uint64(len(targets))
 	m.mu.Unlock()
 	var errs []error
 	for _, e := range targets {

@@ -531,3 +531,67 @@ func TestForgetPod(t *testing.T) {
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=0")
 }
+
+// TestSyncWorkFollowsChanges: with many cached, up-to-date pods, a sync looks only at the
+// pods that changed.
+func TestSyncWorkFollowsChanges(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	const n = 2000
+	for i := 0; i < n; i++ {
+		p := mgrBenchPod(i)
+		m.ObservePod(mgrCreate(t, srv, p))
+		mgrSet(t, m, p, mgrBenchStatus(0))
+	}
+	mgrSync(t, m)
+	examined := func() uint64 {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.examined
+	}
+	before := examined()
+	mgrSync(t, m)
+	m.syncDue(context.Background())
+	if got := examined() - before; got != 0 {
+		t.Fatalf("syncs with nothing pending examined %d entries", got)
+	}
+	mgrSet(t, m, mgrBenchPod(7), mgrBenchStatus(1))
+	before = examined()
+	mgrSync(t, m)
+	if got := examined() - before; got != 1 {
+		t.Fatalf("a sync after one change examined %d entries, want 1", got)
+	}
+	mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", n+1))
+}
+
+// TestReconcilePodStatus: an observed copy equal to the cache on kubelet-owned fields
+// queues nothing; one that differs is synced.
+func TestReconcilePodStatus(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "mine"})
+	mgrSync(t, m)
+	// A foreign condition changes the pod but no kubelet field.
+	p, err := srv.SetCondition("new", "foo", mgrCond("example.com/x", v1.ConditionTrue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
+	m.mu.Lock()
+	dirty := len(m.dirty)
+	m.mu.Unlock()
+	if dirty != 0 {
+		t.Fatal("a foreign change queued a sync")
+	}
+	p, err = srv.Update("new", "foo", func(p *v1.Pod) { p.Status.Phase = v1.PodPending })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
+	mgrSync(t, m)
+	if got := mgrServerPod(t, srv).Status.Phase; got != v1.PodRunning {
+		t.Fatalf("phase %s not reconciled", got)
+	}
+	mgrWant(t, srv, "get=0 patch=2")
+}
