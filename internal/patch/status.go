@@ -14,13 +14,21 @@ import (
 // cases: an empty uid yields no metadata member (and so never counts as unchanged), and a uid
 // that strconv.Quote writes differently from encoding/json never counts as unchanged either.
 func PodStatus(uid string, old, new *v1.PodStatus) (patch []byte, unchanged bool) {
-	dst := make([]byte, 0, sizeHint(new))
+	// The typed check answers the common no-op case without encoding anything.
+	same := equalStatus(old, new)
+	size := 24 + len(uid)
+	if !same {
+		size += sizeHint(new)
+	}
+	dst := make([]byte, 0, size)
 	dst = append(dst, '{')
 	if uid != "" {
 		dst = appendString(append(dst, `"metadata":{"uid":`...), uid)
 		dst = append(dst, '}')
 	}
-	dst = appendStatus(dst, old, new)
+	if !same {
+		dst = appendStatus(dst, old, new)
+	}
 	dst = append(dst, '}')
 	return dst, uidOnly(dst, uid)
 }

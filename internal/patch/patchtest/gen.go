@@ -37,17 +37,18 @@ func Mutate(t *rapid.T, s v1.PodStatus) v1.PodStatus {
 	return c
 }
 
-// RoundTrip returns s as it reads back from its JSON, the form a server stores.
-func RoundTrip(s v1.PodStatus) v1.PodStatus {
+// RoundTrip returns s as it reads back from its JSON, the form a server stores. It fails
+// for values no server could store, such as a time in a five-digit year.
+func RoundTrip(s v1.PodStatus) (v1.PodStatus, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
-		panic(err)
+		return v1.PodStatus{}, err
 	}
 	var out v1.PodStatus
 	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
+		return v1.PodStatus{}, err
 	}
-	return out
+	return out, nil
 }
 
 type gen struct {
@@ -64,7 +65,7 @@ func (g *gen) pick(n int) int { return rapid.IntRange(0, n-1).Draw(g.t, "pick") 
 
 func (g *gen) time() metav1.Time {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	switch g.pick(7) {
+	switch g.pick(9) {
 	case 0:
 		return metav1.Time{}
 	case 1:
@@ -77,13 +78,17 @@ func (g *gen) time() metav1.Time {
 		return metav1.NewTime(t0.In(time.FixedZone("X", 3600))) // same instant, other zone
 	case 5:
 		return metav1.NewTime(time.Date(1, 1, 1, 0, 0, 0, 5e8, time.UTC)) // not zero, prints as year 1
+	case 6:
+		return metav1.NewTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) // five-digit year
+	case 7:
+		return metav1.NewTime(t0.Add(-time.Nanosecond)) // just before t0: the previous second
 	default:
 		return metav1.NewTime(t0.Add(time.Hour))
 	}
 }
 
 func (g *gen) quantity() resource.Quantity {
-	pool := []string{"1", "1000m", "100Mi", "0", "1500m", "1.5", "2"}
+	pool := []string{"1", "1000m", "100Mi", "0", "1500m", "1.5", "2", "1e3", "1k", "0.1", "-1"}
 	i := g.pick(len(pool) + 1)
 	if i == len(pool) {
 		return resource.Quantity{}
@@ -120,7 +125,7 @@ func (g *gen) fill(v reflect.Value, field string) {
 	case reflect.Bool:
 		v.SetBool(g.pick(2) == 1)
 	case reflect.Int32, reflect.Int64:
-		pool := []int64{0, 1, 2, -1, 1 << 40}
+		pool := []int64{0, 1, 2, -1, 1 << 40, 1<<63 - 1, -1 << 63}
 		x := pool[g.pick(len(pool))]
 		if v.Kind() == reflect.Int32 {
 			x = int64(int32(x))
@@ -155,7 +160,7 @@ func (g *gen) fill(v reflect.Value, field string) {
 			v.Set(reflect.MakeMap(v.Type()))
 		default:
 			m := reflect.MakeMap(v.Type())
-			keys := []string{"cpu", "memory", "\xffk", "\xfek", "example.com/gpu"}
+			keys := []string{"cpu", "memory", "\xffk", "\xfek", "example.com/gpu", "a<b"}
 			for range n - 1 {
 				k := reflect.New(v.Type().Key()).Elem()
 				k.SetString(keys[g.pick(len(keys))])
@@ -228,7 +233,7 @@ func (g *gen) mutateSlice(v reflect.Value, field string) {
 		g.fill(v, field)
 		return
 	}
-	switch g.pick(7) {
+	switch g.pick(9) {
 	case 0: // redraw or clear
 		g.fill(v, field)
 	case 1: // remove one
@@ -273,4 +278,74 @@ func deepCopy(dst, src reflect.Value) {
 		}
 	}
 	dst.Set(src)
+}
+
+// Plain returns a copy of s without the fields a kubelet rarely sets (resources, resource
+// claims, volume health, and in container statuses resources, volume mounts, user and
+// allocated-resource health), the shape of most statuses.
+func Plain(s v1.PodStatus) v1.PodStatus {
+	c := *s.DeepCopy()
+	c.AllocatedResources, c.Resources, c.ExtendedResourceClaimStatus = nil, nil, nil
+	c.ResourceClaimStatuses, c.NodeAllocatableResourceClaimStatuses, c.VolumeHealth = nil, nil, nil
+	for _, l := range [][]v1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses} {
+		for i := range l {
+			l[i].AllocatedResources, l[i].Resources, l[i].VolumeMounts = nil, nil, nil
+			l[i].User, l[i].AllocatedResourcesStatus = nil, nil
+		}
+	}
+	return c
+}
+
+// MutateLeaf returns a deep copy of s with exactly one leaf redrawn (a scalar, a time, a
+// quantity, or the presence of a pointer, list or map), every leaf equally likely. Changes
+// this small, often invisible in JSON, are what equality shortcuts get wrong.
+func MutateLeaf(t *rapid.T, s v1.PodStatus) v1.PodStatus {
+	c := *s.DeepCopy()
+	var leaves []leaf
+	collectLeaves(reflect.ValueOf(&c).Elem(), "", &leaves)
+	if len(leaves) == 0 {
+		return c
+	}
+	g := gen{t: t}
+	l := leaves[g.pick(len(leaves))]
+	if l.v.Kind() == reflect.Pointer && !l.v.IsNil() && g.pick(2) == 0 {
+		l.v.SetZero()
+		return c
+	}
+	g.fill(l.v, l.field)
+	return c
+}
+
+type leaf struct {
+	v     reflect.Value
+	field string
+}
+
+func collectLeaves(v reflect.Value, field string, out *[]leaf) {
+	if v.Type() == timeType || v.Type() == quantityType {
+		*out = append(*out, leaf{v, field})
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				collectLeaves(v.Field(i), f.Name, out)
+			}
+		}
+	case reflect.Pointer:
+		*out = append(*out, leaf{v, field})
+		if !v.IsNil() {
+			collectLeaves(v.Elem(), field, out)
+		}
+	case reflect.Slice:
+		*out = append(*out, leaf{v, field})
+		for i := range v.Len() {
+			collectLeaves(v.Index(i), field, out)
+		}
+	case reflect.Map:
+		*out = append(*out, leaf{v, field})
+	default:
+		*out = append(*out, leaf{v, field})
+	}
 }
