@@ -116,6 +116,18 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	if err := checkTransitions(old, &s, &pod.Spec, m.opts.Features); err != nil {
 		return fmt.Errorf("status update of pod %s/%s (uid %s) rejected: %w", pod.Namespace, pod.Name, pod.UID, err)
 	}
+	// A terminal phase is final (the kubelet's generateAPIPodStatus enforces this before
+	// it calls the status manager; callers of this library may not): a non-terminal phase
+	// after a terminal one, cached or on the API copy, keeps the terminal phase.
+	if !terminal(s.Phase) {
+		for _, p := range [...]v1.PodPhase{old.Phase, pod.Status.Phase} {
+			if terminal(p) {
+				m.log.V(2).Info("Ignoring illegal phase transition", "pod", klogRef(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
+				s.Phase = p
+				break
+			}
+		}
+	}
 	now := metav1.NewTime(m.clock.Now())
 	setTransitionTimes(&s, old, now)
 	if old.StartTime != nil && !old.StartTime.IsZero() {

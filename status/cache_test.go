@@ -380,3 +380,38 @@ func TestNormalizeSortsInitStatusesBySpec(t *testing.T) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
 }
+
+func TestTerminalPhaseIsFinal(t *testing.T) {
+	m, _ := mgrNewCache(t, Options{})
+	pod := mgrPod()
+	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodSucceeded})
+	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning, Message: "late"})
+	if s := mgrStatus(t, m, pod.UID); s.Phase != v1.PodSucceeded || s.Message != "late" {
+		t.Fatalf("phase %s message %q, want Succeeded and the new message", s.Phase, s.Message)
+	}
+	// The API copy's terminal phase counts too.
+	m2, _ := mgrNewCache(t, Options{})
+	pod.Status.Phase = v1.PodFailed
+	mgrSet(t, m2, pod, v1.PodStatus{Phase: v1.PodRunning})
+	if s := mgrStatus(t, m2, pod.UID); s.Phase != v1.PodFailed {
+		t.Fatalf("phase %s, want Failed from the API copy", s.Phase)
+	}
+	// And the merge keeps a terminal server phase.
+	got := Merge(v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted"}, v1.PodStatus{Phase: v1.PodRunning}, false, MergeKeepTerminalPhase())
+	if got.Phase != v1.PodFailed || got.Reason != "Evicted" {
+		t.Fatalf("merged phase %s reason %q", got.Phase, got.Reason)
+	}
+}
+
+func TestBadPodsAreErrors(t *testing.T) {
+	m, _ := mgrNewCache(t, Options{})
+	for _, p := range []*v1.Pod{nil, {ObjectMeta: metav1.ObjectMeta{Name: "x"}}, {ObjectMeta: metav1.ObjectMeta{UID: "u"}}} {
+		if err := m.SetPodStatus(p, v1.PodStatus{}); err == nil {
+			t.Errorf("SetPodStatus(%v) accepted", p)
+		}
+		if err := m.TerminatePod(p); err == nil {
+			t.Errorf("TerminatePod(%v) accepted", p)
+		}
+	}
+	m.ObservePod(nil) // ignored, no panic
+}

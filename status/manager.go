@@ -2,6 +2,7 @@ package status
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -71,13 +72,17 @@ func NewManager(c Client, opts Options) *Manager {
 // order. A pod with a deletionTimestamp always gets a new version. The previous status
 // is the cached one or, for the first call, pod.Status (the API copy).
 //
-// The error is non-nil when pod is nil or s moves a terminated container back to a
-// non-terminated state its restart policy does not allow; the status is then discarded.
+// A terminal phase is final: once the cached status or pod.Status has one, a status with a
+// non-terminal phase keeps it.
+//
+// The error is non-nil when pod is nil or has no UID or name, or when s moves a
+// terminated container back to a non-terminated state its restart policy does not allow;
+// the status is then discarded.
 // Manager keeps a reference to pod: do not modify it afterwards (informer objects are
 // shared and read-only anyway).
 func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
-	if pod == nil {
-		return errors.New("status: SetPodStatus: nil pod")
+	if err := checkPod(pod); err != nil {
+		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
 	st := *s.DeepCopy()
 	if pod.Status.ObservedGeneration != 0 || m.opts.Features.ObservedGenerationTracking() {
@@ -160,8 +165,8 @@ func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started
 // when the status is merged for the server. pod.Status (the API copy) decides whether
 // the pod had initialised.
 func (m *Manager) TerminatePod(pod *v1.Pod) error {
-	if pod == nil {
-		return errors.New("status: TerminatePod: nil pod")
+	if err := checkPod(pod); err != nil {
+		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -291,6 +296,19 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
 		m.log.Error(err, "Readiness-gate update rejected", "pod", klogRef(e.pod))
 	}
+}
+
+// checkPod rejects a pod the Manager cannot write: nil, or without UID or name.
+func checkPod(pod *v1.Pod) error {
+	switch {
+	case pod == nil:
+		return errors.New("nil pod")
+	case pod.UID == "":
+		return fmt.Errorf("pod %s/%s has no UID", pod.Namespace, pod.Name)
+	case pod.Name == "":
+		return fmt.Errorf("pod with UID %s has no name", pod.UID)
+	}
+	return nil
 }
 
 // findContainer returns the status with that ContainerID, regular statuses first.

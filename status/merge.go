@@ -20,6 +20,7 @@ type mergeConfig struct {
 	generation    int64
 	hasGeneration bool
 	serverLTT     bool
+	keepTerminal  bool
 }
 
 // MergeAt sets the time used for lastTransitionTime of conditions that transition during
@@ -44,6 +45,12 @@ func MergeGeneration(gen int64) MergeOption {
 // after our recorded transition gets a fresh time when we flip it back.
 func MergeServerTransitionTimes() MergeOption { return func(c *mergeConfig) { c.serverLTT = true } }
 
+// MergeKeepTerminalPhase makes a terminal server phase final: a kubelet status with
+// another phase keeps the server's phase, reason and message. The kubelet guarantees this
+// when it generates statuses; the Manager merges with it on, so a stale or mistaken
+// caller status can never move a finished pod back to running.
+func MergeKeepTerminalPhase() MergeOption { return func(c *mergeConfig) { c.keepTerminal = true } }
+
 // Merge computes the status the kubelet would write, given the server's current status
 // and the kubelet's own, exactly as the kubelet's mergePodStatus (spec §4.9):
 //
@@ -61,8 +68,9 @@ func MergeServerTransitionTimes() MergeOption { return func(c *mergeConfig) { c.
 //   - in a terminal phase, Ready and ContainersReady are forced False (PodFailed or
 //     PodCompleted) when either is True.
 //
-// Merge does not stop a terminal-to-running regression (the kubelet prevents that when it
-// generates a status, and the Manager's callers must too). Neither input is modified.
+// Merge does not stop a terminal-to-running regression unless MergeKeepTerminalPhase is
+// given (the kubelet prevents it when it generates a status; the Manager always passes
+// the option). Neither input is modified.
 func Merge(server, kubelet v1.PodStatus, couldHaveRunningContainers bool, opts ...MergeOption) v1.PodStatus {
 	var cfg mergeConfig
 	for _, o := range opts {
@@ -106,7 +114,7 @@ func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConf
 	out.ResourceClaimStatuses = server.ResourceClaimStatuses
 	out.ExtendedResourceClaimStatus = server.ExtendedResourceClaimStatus
 	out.NodeAllocatableResourceClaimStatuses = server.NodeAllocatableResourceClaimStatuses
-	if toTerminal && couldRun {
+	if toTerminal && couldRun || cfg.keepTerminal && terminal(server.Phase) && out.Phase != server.Phase {
 		out.Phase, out.Reason, out.Message = server.Phase, server.Reason, server.Message
 	}
 	forceTerminal(&out, server, cfg)

@@ -28,9 +28,6 @@ type mgrMachine struct {
 	m     *Manager
 	fc    *clocktesting.FakeClock
 	names []string
-	// terminal records, per UID, the terminal phase the test asked for (TerminatePod or
-	// a terminal SetPodStatus); from then on only that phase is set.
-	terminal map[types.UID]v1.PodPhase
 	// terminalSeen records, per UID, the first terminal phase seen on the server.
 	terminalSeen map[types.UID]v1.PodPhase
 	// gate is the last gate status the other controller wrote, per UID.
@@ -45,8 +42,8 @@ func newMgrMachine(t *rapid.T) *mgrMachine {
 	srv := statustest.NewServer()
 	mm := &mgrMachine{
 		srv: srv, fc: fc, names: []string{"a", "b", "c"},
-		terminal: map[types.UID]v1.PodPhase{}, terminalSeen: map[types.UID]v1.PodPhase{},
-		gate: map[types.UID]v1.ConditionStatus{}, seen: map[types.UID][]v1.PodCondition{},
+		terminalSeen: map[types.UID]v1.PodPhase{},
+		gate:         map[types.UID]v1.ConditionStatus{}, seen: map[types.UID][]v1.PodCondition{},
 	}
 	mm.m = NewManager(srv, Options{Clock: fc, Retry: RetryOptions{Seed: 1}})
 	for _, n := range mm.names {
@@ -83,10 +80,8 @@ func (mm *mgrMachine) set(t *rapid.T) {
 	if !ok {
 		return
 	}
-	phase, done := mm.terminal[p.UID]
-	if !done {
-		phase = rapid.SampledFrom([]v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodRunning, v1.PodSucceeded, v1.PodFailed}).Draw(t, "phase")
-	}
+	// Any phase, even after a terminal one: the Manager must keep a terminal phase final.
+	phase := rapid.SampledFrom([]v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodRunning, v1.PodSucceeded, v1.PodFailed}).Draw(t, "phase")
 	var statuses []v1.ContainerStatus
 	for _, c := range []string{"c1", "c2"} {
 		cs := v1.ContainerStatus{Name: c, ContainerID: "test://" + c, Ready: rapid.Bool().Draw(t, "ready")}
@@ -120,9 +115,6 @@ func (mm *mgrMachine) set(t *rapid.T) {
 	}
 	if err := mm.m.SetPodStatus(p, s); err != nil {
 		t.Fatalf("SetPodStatus: %v", err)
-	}
-	if terminal(phase) {
-		mm.terminal[p.UID] = phase
 	}
 }
 
@@ -193,7 +185,7 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 		if !ok {
 			continue
 		}
-		merged := Merge(p.Status, cached, false, MergeAt(now), MergeServerTransitionTimes(), MergeGeneration(p.Generation))
+		merged := Merge(p.Status, cached, false, MergeAt(now), MergeServerTransitionTimes(), MergeKeepTerminalPhase(), MergeGeneration(p.Generation))
 		// Condition order is not compared: like the kubelet, the Manager does not send a
 		// pure reorder (it sorts foreign conditions first only when it writes anyway).
 		server := *p.Status.DeepCopy()
@@ -300,8 +292,6 @@ func TestManagerStateMachine(t *testing.T) {
 					if err := mm.m.TerminatePod(p); err != nil {
 						t.Fatalf("TerminatePod: %v", err)
 					}
-					s, _ := mm.m.GetPodStatus(p.UID)
-					mm.terminal[p.UID] = s.Phase
 				}
 			}),
 			"sync":    step(func(*rapid.T) { _ = mm.m.Sync(context.Background()) }),

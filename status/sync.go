@@ -216,9 +216,9 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 		now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
 		cfg := mergeConfig{
 			now: now, features: m.opts.Features, generation: base.Generation, hasGeneration: true,
-			serverLTT: !m.opts.UpstreamTransitionTimes,
+			serverLTT: !m.opts.UpstreamTransitionTimes, keepTerminal: true,
 		}
-		merged := merge(&base.Status, keepTerminalPhase(&base.Status, snap.status), m.opts.CouldHaveRunningContainers(base), &cfg)
+		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
 		patch, unchanged, err := PatchBytes(e.uid, base.Status, merged)
 		if err != nil {
 			return fmt.Errorf("build patch: %w", err)
@@ -298,16 +298,4 @@ func (m *Manager) drop(e *entry, why SkipReason) {
 	m.mu.Unlock()
 	m.log.V(2).Info("Dropping cached status", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "reason", string(why))
 	m.opts.Observer.OnSkip(e.ref(), why)
-}
-
-// keepTerminalPhase returns s with the server's phase, reason and message when the server's
-// phase is terminal and s's is another one: a Failed or Succeeded pod never changes phase
-// again, whatever the caller set (the kubelet enforces this in generateAPIPodStatus, which
-// its status manager relies on; callers of SetPodStatus may not). Merge then forces Ready
-// and ContainersReady False. s is not modified.
-func keepTerminalPhase(server *v1.PodStatus, s v1.PodStatus) v1.PodStatus {
-	if terminal(server.Phase) && s.Phase != server.Phase {
-		s.Phase, s.Reason, s.Message = server.Phase, server.Reason, server.Message
-	}
-	return s
 }

@@ -595,3 +595,40 @@ func TestReconcilePodStatus(t *testing.T) {
 	}
 	mgrWant(t, srv, "get=0 patch=2")
 }
+
+// TestTerminalServerPhaseIsFinal: a phase another writer made terminal on the server is
+// never reverted by a stale kubelet status.
+func TestTerminalServerPhaseIsFinal(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "running"})
+	mgrSync(t, m)
+	p, err := srv.Update("new", "foo", func(p *v1.Pod) {
+		p.Status.Phase, p.Status.Reason, p.Status.Message = v1.PodFailed, "Evicted", "evicted"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObservePod(p)
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "still running?"})
+	mgrSync(t, m)
+	got := mgrServerPod(t, srv).Status
+	if got.Phase != v1.PodFailed || got.Reason != "Evicted" {
+		t.Fatalf("server phase %s reason %q: a terminal phase was reverted", got.Phase, got.Reason)
+	}
+}
+
+// TestTerminalCachedPhaseIsFinal: the Manager's own terminal phase is final too.
+func TestTerminalCachedPhaseIsFinal(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodSucceeded})
+	mgrSync(t, m)
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "late"})
+	mgrSync(t, m)
+	if got := mgrServerPod(t, srv).Status; got.Phase != v1.PodSucceeded || got.Message != "late" {
+		t.Fatalf("server phase %s message %q", got.Phase, got.Message)
+	}
+}
