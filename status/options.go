@@ -33,6 +33,10 @@ type Options struct {
 	// copy is passed) might still run. While it does, a terminal phase is not sent (the
 	// kubelet's PodCouldHaveRunningContainers). Default: always false.
 	CouldHaveRunningContainers func(*v1.Pod) bool
+	// Workers is how many pods one sync sends at once. Default 1, as the kubelet (one
+	// request at a time); raise it when the API server's latency, not its rate limit,
+	// bounds throughput. Requests for one pod are never concurrent.
+	Workers int
 	// RequestTimeout bounds each GET and PATCH (a timed-out request is retried with
 	// backoff like a 504). Zero means no bound beyond the context passed to Run or Sync.
 	RequestTimeout time.Duration
@@ -69,6 +73,9 @@ type RetryOptions struct {
 func (o Options) withDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
 	}
 	if o.SyncPeriod <= 0 {
 		o.SyncPeriod = DefaultSyncPeriod

@@ -20,7 +20,7 @@ import (
 func TestConcurrentCallers(t *testing.T) {
 	const pods, writers, rounds = 8, 4, 40
 	srv := statustest.NewServer()
-	m := NewManager(srv, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
+	m := NewManager(srv, Options{Clock: clocktesting.NewFakeClock(mgrT0), Workers: 3})
 	stored := make([]*v1.Pod, pods)
 	for i := range stored {
 		p := &v1.Pod{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -56,11 +57,7 @@ func (m *Manager) Run(ctx context.Context) error {
 // syncDue syncs every pending pod that no one else is syncing and whose backoff has
 // expired, and returns the earliest time a backed-off pod becomes due (zero if none).
 func (m *Manager) syncDue(ctx context.Context) time.Time {
-	type job struct {
-		e    *entry
-		snap snapshot
-	}
-	var jobs []job
+	var jobs []*entry
 	var next time.Time
 	m.mu.Lock()
 	now := m.clock.Now()
@@ -75,16 +72,24 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 			}
 			continue
 		}
-		e.inflight = true
-		jobs = append(jobs, job{e, e.snapshot()})
+		e.inflight = true // claimed: nobody else syncs it until finish
+		jobs = append(jobs, e)
 	}
 	m.mu.Unlock()
-	for _, j := range jobs {
-		err := m.syncEntry(ctx, j.e, j.snap)
-		if retryAt := m.finish(j.e, j.snap, err); !retryAt.IsZero() && (next.IsZero() || retryAt.Before(next)) {
-			next = retryAt
+	var mu sync.Mutex
+	m.each(jobs, func(e *entry) {
+		m.mu.Lock()
+		snap := e.snapshot() // taken late, so changes made while queued go out too
+		m.mu.Unlock()
+		err := m.syncEntry(ctx, e, snap)
+		if retryAt := m.finish(e, snap, err); !retryAt.IsZero() {
+			mu.Lock()
+			if next.IsZero() || retryAt.Before(next) {
+				next = retryAt
+			}
+			mu.Unlock()
 		}
-	}
+	})
 	return next
 }
 
@@ -103,33 +108,73 @@ func (m *Manager) Sync(ctx context.Context) error {
 	}
 	m.examined += uint64(len(targets))
 	m.mu.Unlock()
-	var errs []error
-	for _, e := range targets {
-		if err := ctx.Err(); err != nil {
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	m.each(targets, func(e *entry) {
+		if err := m.syncNow(ctx, e); err != nil {
+			mu.Lock()
 			errs = append(errs, err)
-			break
+			mu.Unlock()
 		}
-		m.mu.Lock()
-		for e.inflight && !e.gone {
-			m.idle.Wait()
-		}
-		if e.gone || !e.pending() {
-			m.mu.Unlock()
-			continue
-		}
-		e.inflight = true
-		snap := e.snapshot()
-		m.mu.Unlock()
-		err := m.syncEntry(ctx, e, snap)
-		m.finish(e, snap, err)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err))
-		}
-	}
+	})
 	if len(errs) > 0 {
 		return fmt.Errorf("status: sync failed for %d of %d pods: %w", len(errs), len(targets), errors.Join(errs...))
 	}
 	return nil
+}
+
+// syncNow syncs e for Sync: it waits for a sync of e in flight elsewhere, then syncs e if
+// it still has something to send.
+func (m *Manager) syncNow(ctx context.Context, e *entry) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
+	}
+	m.mu.Lock()
+	for e.inflight && !e.gone {
+		m.idle.Wait()
+	}
+	if e.gone || !e.pending() {
+		m.mu.Unlock()
+		return nil
+	}
+	e.inflight = true
+	snap := e.snapshot()
+	m.mu.Unlock()
+	err := m.syncEntry(ctx, e, snap)
+	m.finish(e, snap, err)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
+	}
+	return nil
+}
+
+// each calls f for every entry, on Options.Workers goroutines.
+func (m *Manager) each(list []*entry, f func(*entry)) {
+	n := min(m.opts.Workers, len(list))
+	if n <= 1 {
+		for _, e := range list {
+			f(e)
+		}
+		return
+	}
+	ch := make(chan *entry)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range ch {
+				f(e)
+			}
+		}()
+	}
+	for _, e := range list {
+		ch <- e
+	}
+	close(ch)
+	wg.Wait()
 }
 
 // finish records the outcome of a sync of e: on success the synced version moves up (it

@@ -632,3 +632,30 @@ func TestTerminalCachedPhaseIsFinal(t *testing.T) {
 		t.Fatalf("server phase %s message %q", got.Phase, got.Message)
 	}
 }
+
+// TestWorkers: with several workers every change still goes out once, and each pod ends
+// with its last status.
+func TestWorkers(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{Workers: 4})
+	const n = 200
+	for i := 0; i < n; i++ {
+		m.ObservePod(mgrCreate(t, srv, mgrBenchPod(i)))
+	}
+	for r := 0; r < 3; r++ {
+		for i := 0; i < n; i++ {
+			mgrSet(t, m, mgrBenchPod(i), mgrBenchStatus(r))
+		}
+		mgrSync(t, m)
+	}
+	mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", 3*n))
+	for i := 0; i < n; i++ {
+		p, err := srv.Get("bench", mgrBenchPod(i).Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Status.ContainerStatuses[0].RestartCount; got != 2 {
+			t.Fatalf("pod %d: restart count %d, want the last round's 2", i, got)
+		}
+	}
+}
