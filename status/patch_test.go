@@ -215,6 +215,17 @@ func FuzzPatchBytes(f *testing.F) {
 	})
 }
 
+// FuzzPatchBytesGenerated feeds the fuzzer's bytes to the random status generator instead of
+// the JSON decoder, so that mutations reach deep into the structure rather than breaking the
+// JSON.
+func FuzzPatchBytesGenerated(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+		old := patchtest.Status(t)
+		new := patchtest.Mutate(t, old)
+		checkAgainstReference(t, "uid-1", old, new, []v1.PodStatus{patchtest.Status(t)})
+	}))
+}
+
 // benchStatuses is the Ready flip of peers.md §3.1: six conditions (one a custom readiness
 // gate), Ready and ContainersReady going True, and every container becoming ready.
 func benchStatuses(containers int) (old, new v1.PodStatus) {

@@ -2,6 +2,7 @@ package statustest
 
 // PatchRecord is one PATCH the Server received.
 type PatchRecord struct {
+	// Namespace and Name identify the pod the PATCH was for.
 	Namespace, Name string
 	// Patch is the body as sent.
 	Patch []byte
