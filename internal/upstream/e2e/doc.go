@@ -24,6 +24,12 @@
 //     pod's cached status;
 //   - terminal pods: Ready and ContainersReady are False on the server and the phase
 //     never leaves Failed or Succeeded, even when the Manager is told Running afterwards;
+//   - the whole node-agent pipeline, runtime facts -> podstate.Generate -> Manager ->
+//     server, for a pod with an init container, a sidecar, probes and a readiness gate,
+//     from scheduling to deletion;
+//   - a Ready pod marked not Ready by the node lifecycle controller and restored by the
+//     kubelet: lastTransitionTime goes forward with the fix for kubernetes#119514 (the
+//     default) and backwards with Options.UpstreamTransitionTimes, as in the kubelet;
 //   - every request the Manager sends is accepted by the real validation: the Manager's
 //     client counts requests and rejections, and the only error allowed is the 422 of the
 //     deliberate UID-mismatch case.
