@@ -145,8 +145,10 @@ func (s *Server) applyLocked(namespace, name string, patch []byte) (*v1.Pod, err
 }
 
 // storeLocked stores p (owned by the Server from now on) unless it equals the stored copy,
-// bumping its resourceVersion and queueing an event when it writes.
+// bumping its resourceVersion and queueing an event when it writes. Like a real server it
+// stores what reads back from p's JSON: times at whole seconds, for example.
 func (s *Server) storeLocked(p *v1.Pod, ev watch.EventType) {
+	p = stored(p)
 	k := key(p.Namespace, p.Name)
 	if cur, ok := s.pods[k]; ok && ev == watch.Modified {
 		a, errA := json.Marshal(cur)
@@ -159,6 +161,20 @@ func (s *Server) storeLocked(p *v1.Pod, ev watch.EventType) {
 	p.ResourceVersion = strconv.FormatUint(s.revision, 10)
 	s.pods[k] = p
 	s.pending = append(s.pending, Event{Type: ev, Pod: p.DeepCopy()})
+}
+
+// stored returns p as it reads back from its JSON, or p itself if it has no JSON form (a
+// real server would refuse such a pod; the Server keeps it so that tests can see it).
+func stored(p *v1.Pod) *v1.Pod {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p
+	}
+	var out v1.Pod
+	if err := json.Unmarshal(b, &out); err != nil {
+		return p
+	}
+	return &out
 }
 
 // newUIDLocked hands out a fresh, deterministic UID.

@@ -317,3 +317,17 @@ func TestOnWriteCallbackMayWrite(t *testing.T) {
 		t.Fatalf("events = %v, want the update and the reaction", seen)
 	}
 }
+
+func TestStoresWhatReadsBackFromJSON(t *testing.T) {
+	p := testPod()
+	p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(t0.Add(700 * time.Millisecond))
+	s := statustest.NewServer(p)
+	got, _ := s.Get("ns", "p")
+	if !got.Status.Conditions[0].LastTransitionTime.Time.Equal(t0.Time) {
+		t.Fatalf("stored LTT %v, want it truncated to the second like a real server", got.Status.Conditions[0].LastTransitionTime)
+	}
+	created, err := s.Create(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "q"}})
+	if err != nil || created.ResourceVersion == "" || created.UID == "" {
+		t.Fatalf("Create = %+v, %v", created.ObjectMeta, err)
+	}
+}

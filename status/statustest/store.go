@@ -36,7 +36,7 @@ func (s *Server) createLocked(pod *v1.Pod) *v1.Pod {
 		p.UID = s.newUIDLocked()
 	}
 	s.storeLocked(p, watch.Added)
-	return p.DeepCopy()
+	return s.pods[key(p.Namespace, p.Name)].DeepCopy()
 }
 
 // Get returns a copy of the stored pod, or 404 NotFound.
