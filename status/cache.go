@@ -185,6 +185,7 @@ func (m *Manager) dropLocked(e *entry) {
 		delete(m.pods, e.uid)
 	}
 	delete(m.dirty, e)
+	delete(m.held, e)
 	e.gone = true
 }
 

@@ -37,6 +37,9 @@ type Manager struct {
 	// dirty holds the entries that need a sync: the sync loop walks only these, so its
 	// cost grows with the pods that changed, not with the pods cached.
 	dirty map[*entry]struct{}
+	// held holds the entries whose terminal phase was held back while containers could
+	// run; every SyncPeriod (and every Sync) they are queued again.
+	held map[*entry]struct{}
 	// kick wakes Run; its buffer of one coalesces triggers, as the kubelet's channel.
 	kick chan struct{}
 	// examined counts the entries the sync paths have looked at, so a test can check that
@@ -57,6 +60,7 @@ func NewManager(c Client, opts Options) *Manager {
 		backoff: newBackoff(opts.Retry),
 		pods:    make(map[types.UID]*entry),
 		dirty:   make(map[*entry]struct{}),
+		held:    make(map[*entry]struct{}),
 		kick:    make(chan struct{}, 1),
 	}
 	m.idle = sync.NewCond(&m.mu)

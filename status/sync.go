@@ -49,6 +49,9 @@ func (m *Manager) Run(ctx context.Context) error {
 			return nil
 		case <-m.kick:
 		case <-ticker.C():
+			m.mu.Lock()
+			m.requeueHeldLocked()
+			m.mu.Unlock()
 		case <-retry:
 		}
 	}
@@ -81,8 +84,8 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 		m.mu.Lock()
 		snap := e.snapshot() // taken late, so changes made while queued go out too
 		m.mu.Unlock()
-		err := m.syncEntry(ctx, e, snap)
-		if retryAt := m.finish(e, snap, err); !retryAt.IsZero() {
+		held, err := m.syncEntry(ctx, e, snap)
+		if retryAt := m.finish(e, snap, held, err); !retryAt.IsZero() {
 			mu.Lock()
 			if next.IsZero() || retryAt.Before(next) {
 				next = retryAt
@@ -102,6 +105,7 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 // A Sync with nothing pending costs the same however many pods are cached.
 func (m *Manager) Sync(ctx context.Context) error {
 	m.mu.Lock()
+	m.requeueHeldLocked()
 	targets := make([]*entry, 0, len(m.dirty))
 	for e := range m.dirty {
 		targets = append(targets, e)
@@ -142,12 +146,24 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	e.inflight = true
 	snap := e.snapshot()
 	m.mu.Unlock()
-	err := m.syncEntry(ctx, e, snap)
-	m.finish(e, snap, err)
+	held, err := m.syncEntry(ctx, e, snap)
+	m.finish(e, snap, held, err)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
 	return nil
+}
+
+// requeueHeldLocked queues again every pod whose terminal phase is held back, to find
+// out whether its containers stopped. Only those pods are visited.
+func (m *Manager) requeueHeldLocked() {
+	for e := range m.held {
+		m.examined++
+		if !e.pending() {
+			e.version++
+			m.dirty[e] = struct{}{}
+		}
+	}
 }
 
 // each calls f for every entry, on Options.Workers goroutines.
@@ -181,7 +197,7 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale and the pod backs off. It returns when the pod is due again after a
 // failure (zero otherwise).
-func (m *Manager) finish(e *entry, snap snapshot, err error) time.Time {
+func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Time {
 	var (
 		retryAt  time.Time
 		delay    time.Duration
@@ -196,6 +212,11 @@ func (m *Manager) finish(e *entry, snap snapshot, err error) time.Time {
 		if err == nil {
 			if snap.version > e.synced {
 				e.synced = snap.version
+			}
+			if held {
+				m.held[e] = struct{}{}
+			} else {
+				delete(m.held, e)
 			}
 			e.attempts, e.notBefore = 0, time.Time{}
 			if !e.pending() {
@@ -234,8 +255,9 @@ func (m *Manager) finish(e *entry, snap snapshot, err error) time.Time {
 // syncPod with two differences: the patch is computed against the newest known server
 // copy (the last PATCH response or a watch event) and a GET is made only when there is
 // none or after an error; and a 409 refetches and retries at once. A nil error means the
-// server is up to date or the pod is gone (its status is then dropped).
-func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error {
+// server is up to date or the pod is gone (its status is then dropped); held reports that
+// a terminal phase was held back because containers could still run.
+func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held bool, err error) {
 	ref := e.ref()
 	base := snap.base
 	needGet := base == nil || snap.stale
@@ -246,13 +268,13 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 			if err != nil {
 				if classify(err) == classNotFound {
 					m.drop(e, SkipNotFound)
-					return nil
+					return held, nil
 				}
-				return fmt.Errorf("get pod: %w", err)
+				return held, fmt.Errorf("get pod: %w", err)
 			}
 			if got.UID != e.uid {
 				m.drop(e, SkipRecreated)
-				return nil
+				return held, nil
 			}
 			base = got
 			m.setBase(e, got)
@@ -264,13 +286,16 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 			serverLTT: !m.opts.UpstreamTransitionTimes, keepTerminal: true,
 		}
 		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
+		// A terminal phase held back while containers could run must be retried later
+		// even though nothing else changes (the kubelet's 10 s reconcile does that).
+		held = terminal(snap.status.Phase) && !terminal(merged.Phase)
 		patch, unchanged, err := PatchBytes(e.uid, base.Status, merged)
 		if err != nil {
-			return fmt.Errorf("build patch: %w", err)
+			return held, fmt.Errorf("build patch: %w", err)
 		}
 		if unchanged {
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
-			return nil
+			return held, nil
 		}
 		start := m.clock.Now()
 		got, err := m.patch(ctx, e, patch)
@@ -278,33 +303,33 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) error 
 		if err == nil {
 			m.log.V(3).Info("Patched pod status", "pod", ref.Namespace+"/"+ref.Name, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
-			return nil
+			return held, nil
 		}
 		switch classify(err) {
 		case classConflict:
 			m.opts.Observer.OnConflict(ref)
 			conflicts++
 			if conflicts > m.opts.Retry.MaxConflicts {
-				return fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
+				return held, fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
 			}
 			needGet = true
 			continue
 		case classNotFound:
 			m.drop(e, SkipNotFound)
-			return nil
+			return held, nil
 		case classInvalid:
 			// The metadata.uid precondition fails with 422 when the pod was recreated.
 			cur, gerr := m.get(ctx, e)
 			switch {
 			case gerr != nil && classify(gerr) == classNotFound:
 				m.drop(e, SkipNotFound)
-				return nil
+				return held, nil
 			case gerr == nil && cur.UID != e.uid:
 				m.drop(e, SkipRecreated)
-				return nil
+				return held, nil
 			}
 		}
-		return fmt.Errorf("patch status: %w", err)
+		return held, fmt.Errorf("patch status: %w", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -657,5 +658,57 @@ func TestWorkers(t *testing.T) {
 		if got := p.Status.ContainerStatuses[0].RestartCount; got != 2 {
 			t.Fatalf("pod %d: restart count %d, want the last round's 2", i, got)
 		}
+	}
+}
+
+// TestHeldTerminalPhaseIsRetried: a terminal phase held back while containers could run
+// is sent once they stopped, without any new change or watch event (the kubelet's 10 s
+// reconcile does this; without a retry the pod would stay Running on the server).
+func TestHeldTerminalPhaseIsRetried(t *testing.T) {
+	srv := statustest.NewServer()
+	var running atomic.Bool // the pod's containers may still run
+	running.Store(true)
+	could := func(*v1.Pod) bool { return running.Load() }
+	ev := newMgrEvents()
+	m, _ := mgrWithServer(t, srv, Options{CouldHaveRunningContainers: could, Observer: ev})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}})
+	mgrSync(t, m)
+	if err := m.TerminatePod(mgrPod()); err != nil {
+		t.Fatal(err)
+	}
+	mgrSync(t, m)
+	if got := mgrServerPod(t, srv).Status.Phase; got != v1.PodRunning {
+		t.Fatalf("phase %s sent while containers could run", got)
+	}
+	running.Store(false) // the containers stopped
+	mgrSync(t, m)
+	if got := mgrServerPod(t, srv).Status; got.Phase != v1.PodFailed || isTrue(got.Conditions, v1.PodReady) {
+		t.Fatalf("after the containers stopped: phase %s, conditions %v", got.Phase, got.Conditions)
+	}
+	mgrWant(t, srv, "get=0 patch=2") // the held-back sync had nothing else to send
+
+	// The same through Run: the periodic tick retries the held pod.
+	srv2 := statustest.NewServer()
+	running.Store(true)
+	ev2 := newMgrEvents()
+	m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2})
+	m2.ObservePod(mgrCreate(t, srv2, mgrPod()))
+	if err := m2.TerminatePod(mgrPod()); err != nil {
+		t.Fatal(err)
+	}
+	mgrRun(t, m2)
+	mgrAwait(t, ev2.synced, "held sync")
+	if got := mgrServerPod(t, srv2).Status.Phase; got == v1.PodFailed {
+		t.Fatal("terminal phase sent while containers could run")
+	}
+	running.Store(false)
+	for fc2.Waiters() < 1 {
+		time.Sleep(time.Millisecond) // yield to Run; not a timing assertion
+	}
+	fc2.Step(DefaultSyncPeriod)
+	mgrAwait(t, ev2.synced, "sync after the tick")
+	if got := mgrServerPod(t, srv2).Status.Phase; got != v1.PodFailed {
+		t.Fatalf("phase %s after the tick", got)
 	}
 }
