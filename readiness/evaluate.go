@@ -13,47 +13,54 @@ import (
 //
 // The error is non-nil only for malformed input: a nil Pod, or two containers of one
 // name. Evaluate never mutates in and, on a ready pod, does not allocate.
-func Evaluate(in Input, opts ...Option) (Result, error) {
+func Evaluate(in Input, opts ...Option) (r Result, err error) {
 	v, err := newView(&in, newConfig(opts))
 	if err != nil {
 		return Result{}, err
 	}
-	var r Result
 	if v.cfg.features.ReadyToStartContainers() {
-		r.PodReadyToStartContainers = v.readyToStartContainers()
+		v.readyToStartContainers(&r.PodReadyToStartContainers)
 	}
-	r.Initialized = v.initialized()
-	r.ContainersReady = v.containersReady()
-	r.Ready = v.ready(&r.ContainersReady)
+	v.initialized(&r.Initialized)
+	v.containersReady(&r.ContainersReady)
+	v.ready(&r.Ready, &r.ContainersReady)
 	return r, nil
 }
 
 // containersReady: every sidecar and regular container has a status and is Ready.
-func (v *view) containersReady() v1.PodCondition {
-	c := v1.PodCondition{Type: v1.ContainersReady, ObservedGeneration: v.generation(v1.ContainersReady), Status: v1.ConditionFalse}
+func (v *view) containersReady(c *v1.PodCondition) {
+	c.Type, c.ObservedGeneration, c.Status = v1.ContainersReady, v.generation(v1.ContainersReady), v1.ConditionFalse
 	if !v.known {
 		c.Reason = ReasonUnknownContainerStatuses
-		return c
+		return
 	}
 	unknown, unready := 0, 0
-	v.eachReadinessContainer(func(name string, s *v1.ContainerStatus) {
+	count := func(s *v1.ContainerStatus) {
 		switch {
 		case s == nil:
 			unknown++
 		case !s.Ready:
 			unready++
 		}
-	})
+	}
+	for i := range v.spec.InitContainers {
+		if c := &v.spec.InitContainers[i]; v.sidecar(c) {
+			count(v.status(c.Name))
+		}
+	}
+	for i := range v.spec.Containers {
+		count(v.status(v.spec.Containers[i].Name))
+	}
 	switch {
 	case v.in.Phase == v1.PodSucceeded && unknown == 0:
 		c.Reason = ReasonPodCompleted
-		return c
+		return
 	case v.in.Phase == v1.PodFailed:
 		c.Reason = ReasonPodFailed
-		return c
+		return
 	case unknown+unready == 0:
 		c.Status = v1.ConditionTrue
-		return c
+		return
 	}
 	var msg nameList
 	if unknown > 0 {
@@ -73,7 +80,7 @@ func (v *view) containersReady() v1.PodCondition {
 	}
 	c.Reason = ReasonContainersNotReady
 	c.Message = msg.String()
-	return c
+	return
 }
 
 // eachReadinessContainer calls f, in spec order, for every container whose readiness
@@ -90,11 +97,11 @@ func (v *view) eachReadinessContainer(f func(name string, s *v1.ContainerStatus)
 }
 
 // ready: ContainersReady, and then every readiness gate True.
-func (v *view) ready(cr *v1.PodCondition) v1.PodCondition {
-	c := v1.PodCondition{Type: v1.PodReady, ObservedGeneration: v.generation(v1.PodReady)}
+func (v *view) ready(c, cr *v1.PodCondition) {
+	c.Type, c.ObservedGeneration = v1.PodReady, v.generation(v1.PodReady)
 	if cr.Status != v1.ConditionTrue {
 		c.Status, c.Reason, c.Message = cr.Status, cr.Reason, cr.Message
-		return c
+		return
 	}
 	c.Status = v1.ConditionTrue
 	var msg nameList
@@ -112,16 +119,15 @@ func (v *view) ready(cr *v1.PodCondition) v1.PodCondition {
 		c.Reason = ReasonReadinessGatesNotReady
 		c.Message = msg.String()
 	}
-	return c
 }
 
 // initialized: every init container done (regular: Ready; sidecar: Started), or a regular
 // container already started.
-func (v *view) initialized() v1.PodCondition {
-	c := v1.PodCondition{Type: v1.PodInitialized, ObservedGeneration: v.generation(v1.PodInitialized), Status: v1.ConditionFalse}
+func (v *view) initialized(c *v1.PodCondition) {
+	c.Type, c.ObservedGeneration, c.Status = v1.PodInitialized, v.generation(v1.PodInitialized), v1.ConditionFalse
 	if !v.known && len(v.spec.InitContainers) > 0 {
 		c.Reason = ReasonUnknownContainerStatuses
-		return c
+		return
 	}
 	unknown, incomplete := 0, 0
 	v.eachInitContainer(func(name string, s *v1.ContainerStatus, done bool) {
@@ -135,17 +141,17 @@ func (v *view) initialized() v1.PodCondition {
 	switch {
 	case v.in.Phase == v1.PodSucceeded && unknown == 0:
 		c.Status, c.Reason = v1.ConditionTrue, ReasonPodCompleted
-		return c
+		return
 	case v.anyRegularStarted():
 		c.Status = v1.ConditionTrue
-		return c
+		return
 	case unknown+incomplete == 0:
 		c.Status = v1.ConditionTrue
-		return c
+		return
 	case v.cfg.features.RestartAllContainers() && v.oldInitializedTrue():
 		// Initialized stays True while all containers restart in place.
 		c.Status = v1.ConditionTrue
-		return c
+		return
 	}
 	var msg nameList
 	if unknown > 0 {
@@ -165,7 +171,6 @@ func (v *view) initialized() v1.PodCondition {
 	}
 	c.Reason = ReasonContainersNotInitialized
 	c.Message = msg.String()
-	return c
 }
 
 // eachInitContainer calls f, in spec order, for every init container with its status (nil
@@ -187,16 +192,15 @@ func (v *view) eachInitContainer(f func(name string, s *v1.ContainerStatus, done
 }
 
 // readyToStartContainers: True exactly when no new sandbox is needed.
-func (v *view) readyToStartContainers() v1.PodCondition {
-	c := v1.PodCondition{Type: v1.PodReadyToStartContainers, ObservedGeneration: v.generation(v1.PodReadyToStartContainers)}
+func (v *view) readyToStartContainers(c *v1.PodCondition) {
+	c.Type, c.ObservedGeneration = v1.PodReadyToStartContainers, v.generation(v1.PodReadyToStartContainers)
 	d := sandbox.NeedsNew(v.in.Pod, v.in.Sandboxes)
 	if !d.Create {
 		c.Status = v1.ConditionTrue
-		return c
+		return
 	}
 	c.Status = v1.ConditionFalse
 	if v.cfg.features.SandboxDiagnostics() {
 		c.Reason, c.Message = ReasonPodSandboxNotReady, d.Reason
 	}
-	return c
 }
