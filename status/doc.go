@@ -18,6 +18,9 @@
 // terminal phase, resource-claim statuses are always the server's. PatchBytes builds the
 // same patch as the kubelet's preparePatchBytesForPodStatus.
 //
+// A terminal phase held back while containers could run is retried every SyncPeriod (and
+// on every Sync), as the kubelet's periodic reconcile does, visiting only those pods.
+//
 // Where the kubelet only logs, the Manager returns errors: SetPodStatus and TerminatePod
 // return the rejected transition; Sync returns one wrapped error per failed pod.
 //
@@ -42,6 +45,10 @@
 //     back off exponentially with seeded jitter, per pod; 409 refetches and retries at
 //     once. The newest desired status is never lost: a status set while a PATCH is in
 //     flight is sent afterwards, and an older in-flight result never marks it synced.
+//   - A terminal phase is final: a later status with a non-terminal phase keeps the
+//     terminal one, in the cache and against the server's copy (the kubelet enforces this
+//     where it generates statuses, which callers of this library do themselves).
+//   - Options.Workers sends several pods at once; requests for one pod never overlap.
 //   - A deleted (404) or recreated (other UID, or 422 from the UID precondition) pod drops
 //     its cached status at once; the kubelet keeps GETting a deleted pod until
 //     RemoveOrphanedStatuses (kubernetes#139020).
