@@ -78,11 +78,11 @@ func (s *Server) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, e
 }
 
 // PatchPodStatus applies patch, a strategic-merge patch, to the status of the stored pod and
-// returns a copy of the result. Only the status changes; a metadata.uid different from the
-// stored pod's is 422 Invalid, a metadata.resourceVersion different from it is 409 Conflict,
-// a patch that cannot be applied is 400 BadRequest and a missing pod 404 NotFound. It counts
-// as a PATCH, is recorded (see Patches) and may be failed by an injected fault. A done ctx
-// fails it with ctx.Err() before it counts.
+// returns a copy of the result. Only the status changes. A metadata.uid different from the
+// stored pod's is 422 Invalid; a non-empty metadata.resourceVersion different from it is 409
+// Conflict; a patch that cannot be applied is 400 BadRequest; a missing pod is 404
+// NotFound. It counts as a PATCH, is recorded (see Patches) and may be failed by an injected
+// fault. A done ctx fails it with ctx.Err() before it counts.
 func (s *Server) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("statustest: PATCH pod %s/%s status: %w", namespace, name, err)
@@ -134,7 +134,9 @@ func (s *Server) applyLocked(namespace, name string, patch []byte) (*v1.Pod, err
 			field.Invalid(field.NewPath("metadata", "uid"), res.UID, "field is immutable"),
 		})
 	}
-	if res.ResourceVersion != cur.ResourceVersion {
+	if res.ResourceVersion != "" && res.ResourceVersion != cur.ResourceVersion {
+		// A patch that sets a resourceVersion is conditional on it; one that clears it
+		// is not (pods allow unconditional updates).
 		return nil, apierrors.NewConflict(podsResource(), name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}

@@ -125,6 +125,10 @@ func TestPatchResourceVersionPrecondition(t *testing.T) {
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(stale)); !apierrors.IsConflict(err) {
 		t.Fatalf("PATCH with a stale resourceVersion = %v, want 409 Conflict", err)
 	}
+	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(`{"metadata":{"resourceVersion":null},"status":{"message":"m"}}`)); err != nil {
+		t.Fatalf("PATCH clearing the resourceVersion must be unconditional: %v", err)
+	}
+	pod, _ = s.Get("ns", "p")
 	fresh := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"status":{"phase":"Running"}}`, pod.ResourceVersion)
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(fresh)); err != nil {
 		t.Fatalf("PATCH with the current resourceVersion: %v", err)
