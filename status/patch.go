@@ -21,13 +21,19 @@ import (
 //     nodeAllocatableResourceClaimStatuses are merged by key: only added and changed elements
 //     are sent (changed ones with just the changed fields, null for removed fields), removed
 //     ones as {"$patch":"delete",...}, and "$setElementOrder/<list>" whenever the list
-//     changed in content or order, so elements written by other controllers survive;
+//     changed in content or order, so elements written by other controllers survive (but
+//     a list that is empty in new is sent as null and so cleared on the server, foreign
+//     elements included, exactly as upstream; merging with the server's copy first, as the
+//     Manager does, avoids that);
 //   - the container status lists and volumeHealth are replaced whole when they changed;
 //   - other fields are set, or null when they were removed.
 //
 // Values are compared as they would be after a JSON round trip (times to the second, for
-// example), so a change invisible in JSON yields no patch. As upstream does, an empty uid
-// yields a patch without the precondition, and then unchanged is never reported.
+// example), so a change invisible in JSON yields no patch. When unchanged is true the patch
+// is the bare precondition; the common no-op case is answered by a typed comparison,
+// without encoding anything. As upstream does, an empty uid yields a patch without the
+// precondition and is never reported unchanged, and neither is a uid that strconv.Quote
+// and encoding/json write differently (one with '<', say).
 //
 // The error is always nil today; it is kept so that a future encoder can refuse input.
 func PatchBytes(uid types.UID, old, new v1.PodStatus) (patch []byte, unchanged bool, err error) {
