@@ -218,6 +218,9 @@ func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Tim
 			} else {
 				delete(m.held, e)
 			}
+			if !m.opts.UpstreamTransitionTimes && e.base != nil {
+				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
+			}
 			e.attempts, e.notBefore = 0, time.Time{}
 			if !e.pending() {
 				delete(m.dirty, e)

@@ -380,6 +380,8 @@ func TestLastTransitionTimeAfterNodeControllerFlip(t *testing.T) {
 			}
 		} else if want := metav1.NewTime(fc.Now()); !got.LastTransitionTime.Equal(&want) {
 			t.Errorf("fixed: LTT %v, want now %v", got.LastTransitionTime, want)
+		} else if c := mgrGetCond(mgrStatus(t, m, "12345678"), v1.PodReady); !c.LastTransitionTime.Equal(&want) {
+			t.Errorf("fixed: the cache reports LTT %v, the server %v", c.LastTransitionTime, want)
 		}
 	}
 }

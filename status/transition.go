@@ -66,6 +66,32 @@ func serverTransitionTimes(merged *v1.PodStatus, server *v1.PodStatus, own condi
 	}
 }
 
+// adoptTransitionTimes copies into the cached status s the server's lastTransitionTime of
+// every kubelet-owned condition whose Status agrees with the server's, so that the cache
+// reports the times the server holds (they differ after serverTransitionTimes gave a
+// fresh time, or when the server recorded the transition first). s.Conditions is
+// replaced, not modified, when anything changes: syncs may be reading it.
+func adoptTransitionTimes(s, server *v1.PodStatus, own conditions.Ownership) {
+	var out []v1.PodCondition
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if !own.Owned(c.Type) || conditions.Index(s.Conditions, c.Type) != i {
+			continue
+		}
+		sc := conditions.Get(server.Conditions, c.Type)
+		if sc == nil || sc.Status != c.Status || sc.LastTransitionTime.IsZero() || sc.LastTransitionTime.Equal(&c.LastTransitionTime) {
+			continue
+		}
+		if out == nil {
+			out = append([]v1.PodCondition(nil), s.Conditions...)
+		}
+		out[i].LastTransitionTime = sc.LastTransitionTime
+	}
+	if out != nil {
+		s.Conditions = out
+	}
+}
+
 // checkTransitions rejects a status that moves a terminated container back to a
 // non-terminated state when the pod's restart rules do not allow a restart. It is the
 // kubelet's checkContainerStateTransition; the error names the container.
