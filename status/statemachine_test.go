@@ -35,6 +35,8 @@ type mgrMachine struct {
 	// seen is the server's conditions at the last check, per UID.
 	seen map[types.UID][]v1.PodCondition
 	n    int
+	// running is what CouldHaveRunningContainers answers.
+	running bool
 }
 
 func newMgrMachine(t *rapid.T) *mgrMachine {
@@ -45,7 +47,8 @@ func newMgrMachine(t *rapid.T) *mgrMachine {
 		terminalSeen: map[types.UID]v1.PodPhase{},
 		gate:         map[types.UID]v1.ConditionStatus{}, seen: map[types.UID][]v1.PodCondition{},
 	}
-	mm.m = NewManager(srv, Options{Clock: fc, Retry: RetryOptions{Seed: 1}})
+	mm.m = NewManager(srv, Options{Clock: fc, Retry: RetryOptions{Seed: 1},
+		CouldHaveRunningContainers: func(*v1.Pod) bool { return mm.running }})
 	for _, n := range mm.names {
 		if _, err := srv.Create(mgrMachinePod(n)); err != nil {
 			t.Fatal(err)
@@ -185,7 +188,7 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 		if !ok {
 			continue
 		}
-		merged := Merge(p.Status, cached, false, MergeAt(now), MergeServerTransitionTimes(), MergeKeepTerminalPhase(), MergeGeneration(p.Generation))
+		merged := Merge(p.Status, cached, mm.running, MergeAt(now), MergeServerTransitionTimes(), MergeKeepTerminalPhase(), MergeGeneration(p.Generation))
 		// Condition order is not compared: like the kubelet, the Manager does not send a
 		// pure reorder (it sorts foreign conditions first only when it writes anyway).
 		server := *p.Status.DeepCopy()
@@ -194,8 +197,8 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 		if patch, unchanged, _ := PatchBytes(p.UID, server, merged); !unchanged {
 			t.Fatalf("pod %s: server differs from the desired status: %s", name, patch)
 		}
-		if terminal(p.Status.Phase) {
-			continue
+		if terminal(p.Status.Phase) || terminal(cached.Phase) || mgrGetCond(cached, v1.PodReady) == nil {
+			continue // Ready is forced False, held back with the phase, or not reported
 		}
 		r, err := readiness.Evaluate(readiness.Input{Pod: p, Phase: p.Status.Phase, ContainerStatuses: p.Status.ContainerStatuses, Conditions: p.Status.Conditions})
 		if err != nil {
@@ -258,6 +261,22 @@ func TestManagerStateMachine(t *testing.T) {
 				if rapid.Bool().Draw(t, "watch delivers") {
 					mm.m.ObservePod(got)
 				}
+			}),
+			"startup": step(func(t *rapid.T) {
+				if p, ok := mm.pod(t); ok {
+					c := rapid.SampledFrom([]string{"c1", "c2"}).Draw(t, "container")
+					mm.m.SetContainerStartup(p.UID, "test://"+c, rapid.Bool().Draw(t, "started"))
+				}
+			}),
+			"containers may run": step(func(t *rapid.T) { mm.running = rapid.Bool().Draw(t, "running") }),
+			"orphans": step(func(t *rapid.T) {
+				keep := map[types.UID]bool{}
+				for _, n := range mm.names {
+					if p, err := mm.srv.Get("ns", n); err == nil {
+						keep[p.UID] = true
+					}
+				}
+				mm.m.RemoveOrphanedStatuses(keep)
 			}),
 			"observe": step(func(t *rapid.T) {
 				if p, ok := mm.pod(t); ok {
