@@ -2,6 +2,7 @@ package status
 
 import (
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,8 +48,9 @@ func normalize(pod *v1.Pod, s *v1.PodStatus) {
 	}
 }
 
-// truncate cuts t to whole seconds, in place.
-func truncate(t *metav1.Time) { *t = t.Rfc3339Copy() }
+// truncate cuts t to whole seconds, in UTC, in place: the value a JSON round trip through
+// the API server gives (metav1.Time.Rfc3339Copy, without formatting and parsing a string).
+func truncate(t *metav1.Time) { t.Time = t.Time.Truncate(time.Second).UTC() }
 
 func normalizeState(c *v1.ContainerState, limit int) {
 	if c.Running != nil {
