@@ -34,16 +34,22 @@ func newView(in *Input, cfg config) (view, error) {
 // GetContainerStatus does on the joined list; nil when there is none.
 func (v *view) status(name string) *v1.ContainerStatus {
 	for i := range v.in.InitContainerStatuses {
-		if v.in.InitContainerStatuses[i].Name == name {
+		if sameName(v.in.InitContainerStatuses[i].Name, name) {
 			return &v.in.InitContainerStatuses[i]
 		}
 	}
 	for i := range v.in.ContainerStatuses {
-		if v.in.ContainerStatuses[i].Name == name {
+		if sameName(v.in.ContainerStatuses[i].Name, name) {
 			return &v.in.ContainerStatuses[i]
 		}
 	}
 	return nil
+}
+
+// sameName is a == b. Container names of one pod usually differ in length or in their
+// last byte ("app-0", "app-1"), so those are compared before the bytes.
+func sameName(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
 }
 
 // sidecar reports whether init container c is a restartable init container (sidecar).
@@ -124,7 +130,7 @@ func checkNames(spec *v1.PodSpec) error {
 		for i := 0; i < n; i++ {
 			a := name(i)
 			for j := i + 1; j < n; j++ {
-				if name(j) == a {
+				if sameName(name(j), a) {
 					return fmt.Errorf("duplicate container name %q", a)
 				}
 			}
