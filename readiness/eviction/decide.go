@@ -97,14 +97,14 @@ func Decide(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, opts Options) (Dec
 	case 1:
 	default:
 		d.Path = PathMultiplePDBs
+		// The handler returns this as a result object, not an error, but the
+		// request finisher turns a result Status that is not Success into an
+		// error, so the status line is the body's 500 too.
 		d = withStatus(d, withStatusTypeMeta(metav1.Status{
 			Status:  metav1.StatusFailure,
 			Message: MessageMultiplePDBs,
 			Code:    http.StatusInternalServerError,
 		}))
-		// The handler returns this as a result object, not an error: the
-		// create handler keeps its own 201 for the status line.
-		d.HTTPStatusCode = http.StatusCreated
 		return d, nil
 	}
 	var pdb *policyv1.PodDisruptionBudget
@@ -332,7 +332,7 @@ func handlerPreconditionConflict(pod *v1.Pod, p *metav1.Preconditions) *apierror
 	if p == nil {
 		return nil
 	}
-	gr := podResourceForHandler
+	gr := podResource
 	if p.UID != nil && len(*p.UID) > 0 && *p.UID != pod.UID {
 		return apierrors.NewConflict(gr, pod.Name, fmt.Errorf(
 			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, pod.UID))
@@ -344,33 +344,27 @@ func handlerPreconditionConflict(pod *v1.Pod, p *metav1.Preconditions) *apierror
 	return nil
 }
 
-// storePreconditionConflict is the generic store's precondition check on
-// delete (storage.Preconditions.Check): values are compared even when empty.
-// The message embeds the etcd key; it assumes the default "/registry" prefix.
+// storePreconditionConflict is the generic store's early precondition check
+// on delete (rest.BeforeDelete, which runs before storage is touched): values
+// are compared even when empty, and the resource is named by the pod's kind.
 func storePreconditionConflict(pod *v1.Pod, p *metav1.Preconditions, checkRV bool) *apierrors.StatusError {
 	if p == nil {
 		return nil
 	}
-	var detail string
 	switch {
 	case p.UID != nil && *p.UID != pod.UID:
-		detail = fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, pod.UID)
+		return apierrors.NewConflict(podResource, pod.Name, fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, pod.UID))
 	case checkRV && p.ResourceVersion != nil && *p.ResourceVersion != pod.ResourceVersion:
-		detail = fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, pod.ResourceVersion)
-	default:
-		return nil
+		return apierrors.NewConflict(podResource, pod.Name, fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, pod.ResourceVersion))
 	}
-	key := fmt.Sprintf("/registry/pods/%s/%s", pod.Namespace, pod.Name)
-	storageErr := fmt.Errorf("StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, detail)
-	return apierrors.NewConflict(podResourceForStore, pod.Name, storageErr)
+	return nil
 }
 
-// podResourceForHandler and podResourceForStore are how the handler's own
-// precondition check and the generic store name pods in 409 messages.
-var (
-	podResourceForHandler = schema.GroupResource{Group: "", Resource: "Pod"}
-	podResourceForStore   = schema.GroupResource{Group: "", Resource: "pods"}
-)
+// podResource is how both the handler's own precondition check and the
+// store's name pods in 409 messages: by kind ("Pod"), not by resource.
+var podResource = schema.GroupResource{Group: "", Resource: "Pod"}
 
 // refuse records a refusal.
 func refuse(d Decision, path Path, err *apierrors.StatusError) Decision {

@@ -33,12 +33,14 @@ func TestDecideEdgeCases(t *testing.T) {
 		check func(t *testing.T, d Decision)
 	}{
 		{
-			name: "two PDBs select the pod: 500 in the body, 201 on the wire, nothing deleted",
+			// Regression: Decide used to predict status line 201 here; a live
+			// v1.37.0 server answers 500 (internal/upstream/eviction).
+			name: "two PDBs select the pod: 500 in the body and on the wire, nothing deleted",
 			pod:  testPod("p", v1.PodRunning, ready),
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 5}), other},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathMultiplePDBs, false, 500)
-				if d.HTTPStatusCode != http.StatusCreated || d.Message != MessageMultiplePDBs || len(d.MatchedPDBs) != 2 || d.DeleteOptions != nil {
+				if d.HTTPStatusCode != http.StatusInternalServerError || d.Message != MessageMultiplePDBs || len(d.MatchedPDBs) != 2 || d.DeleteOptions != nil {
 					t.Errorf("got %+v", d)
 				}
 				if d.Reason != "" || d.Status.Status != metav1.StatusFailure {
@@ -298,14 +300,49 @@ func TestDecideEdgeCases(t *testing.T) {
 			},
 		},
 		{
-			name: "dry-run precondition failure comes from the store",
+			// Regression: Decide used to predict a StorageError message that
+			// embeds the etcd key; the store's rest.BeforeDelete answers first
+			// (checked against a live v1.37.0 server).
+			name: "dry-run precondition failure comes from the store's early check",
 			pod:  testPod("p", v1.PodPending, nil),
 			opts: Options{DryRun: []string{metav1.DryRunAll}, DeleteOptions: metav1.NewRVDeletionPrecondition("7")},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathPodStateIgnoresPDB, false, 409)
-				const msg = `Operation cannot be fulfilled on pods "p": StorageError: invalid object, Code: 4, Key: /registry/pods/default/p, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in precondition: 7, ResourceVersion in object meta: 42`
-				if d.Message != msg {
-					t.Errorf("message = %q", d.Message)
+				const msg = `Operation cannot be fulfilled on Pod "p": the ResourceVersion in the precondition (7) does not match the ResourceVersion in record (42). The object might have been modified`
+				if d.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" || d.Status.Details.Name != "p" {
+					t.Errorf("status = %+v", d.Status)
+				}
+			},
+		},
+		{
+			// Regression: the handler ignores an empty UID precondition, then
+			// writes DisruptionTarget; the store's rest.BeforeDelete compares
+			// the empty UID and refuses (live v1.37.0 server).
+			name: "empty UID precondition outside dry-run: condition written, then the store's 409",
+			pod:  testPod("p", v1.PodSucceeded, nil),
+			opts: Options{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(""))}}},
+			check: func(t *testing.T, d Decision) {
+				want(t, d, PathPodStateIgnoresPDB, false, 409)
+				const msg = `Operation cannot be fulfilled on Pod "p": the UID in the precondition () does not match the UID in record (pod-uid). The object might have been deleted and then recreated`
+				if d.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" {
+					t.Errorf("status = %+v", d.Status)
+				}
+				if d.DisruptionTarget == nil {
+					t.Errorf("DisruptionTarget not predicted")
+				}
+			},
+		},
+		{
+			// Regression: client-go decodes the error Status without its
+			// type information, so Err() carries none either.
+			name: "Err() is client-go's error: no kind or apiVersion in ErrStatus",
+			pod:  testPod("p", v1.PodRunning, ready),
+			pdbs: []policyv1.PodDisruptionBudget{stale},
+			check: func(t *testing.T, d Decision) {
+				want(t, d, PathPDBStale, false, 429)
+				var se *apierrors.StatusError
+				if !errors.As(d.Err(), &se) || se.ErrStatus.TypeMeta != (metav1.TypeMeta{}) || d.Status.Kind != "Status" || d.Status.APIVersion != "v1" {
+					t.Errorf("Err() = %#v, Status = %+v", d.Err(), d.Status)
 				}
 			},
 		},

@@ -64,10 +64,12 @@ type Decision struct {
 	// code client-go reports (400, 403, 409, 422, 429, 500).
 	Code int32
 
-	// HTTPStatusCode is the status line on the wire. It equals Code except for
-	// the "more than one PodDisruptionBudget" answer, which the handler
-	// returns as a result object: the create handler then writes 201 while
-	// the body says 500 (k8s.io/apiserver v0.37.0 handlers/create.go).
+	// HTTPStatusCode is the status line on the wire. It always equals Code:
+	// even the "more than one PodDisruptionBudget" answer, which the handler
+	// returns as a result object rather than an error, goes out as 500,
+	// because the request finisher turns a result Status that is not Success
+	// into an error (k8s.io/apiserver v0.37.0 handlers/finisher). Checked
+	// against a live v1.37.0 server by internal/upstream/eviction.
 	HTTPStatusCode int
 
 	// Reason is Status.Reason (empty on success and for the 500 result object).
@@ -121,10 +123,14 @@ type Decision struct {
 }
 
 // Err returns the error client-go reports for this answer: nil when the pod is
-// evicted, otherwise an *apierrors.StatusError carrying Status.
+// evicted, otherwise an *apierrors.StatusError carrying Status. As in
+// client-go's error, whose Status is decoded without its type information,
+// ErrStatus has empty kind and apiVersion.
 func (d Decision) Err() error {
 	if d.Status.Status == metav1.StatusSuccess {
 		return nil
 	}
-	return &apierrors.StatusError{ErrStatus: *d.Status.DeepCopy()}
+	s := d.Status.DeepCopy()
+	s.TypeMeta = metav1.TypeMeta{}
+	return &apierrors.StatusError{ErrStatus: *s}
 }

@@ -156,7 +156,7 @@ func TestPropertyDecisionConsistent(t *testing.T) {
 		if d.Allowed != (d.Code == http.StatusCreated) || d.Allowed != (d.Err() == nil) || d.Allowed != (d.Status.Status == metav1.StatusSuccess) {
 			t.Fatalf("inconsistent outcome: %+v", d)
 		}
-		if d.HTTPStatusCode != int(d.Code) && d.Path != PathMultiplePDBs {
+		if d.HTTPStatusCode != int(d.Code) {
 			t.Fatalf("wire code %d != body code %d", d.HTTPStatusCode, d.Code)
 		}
 		if d.RetryAfterSeconds > 0 && d.Code != http.StatusTooManyRequests {

@@ -17,10 +17,11 @@ package eviction
 //     with 422 Invalid before anything else; the reference has no such rule.
 //  4. The DisruptionTarget condition is written before every non-dry-run
 //     delete, with no feature gate (the reference marked this UNVERIFIED).
-//  5. The "more than one PodDisruptionBudget" answer is a result object: the
-//     body says code 500 but the apiserver's create handler (k8s.io/apiserver
-//     v0.37.0 handlers/create.go) writes status line 201. The reference left
-//     this UNVERIFIED; Decision carries both (Code and HTTPStatusCode).
+//  5. The "more than one PodDisruptionBudget" answer is a result object, but
+//     the request finisher (k8s.io/apiserver v0.37.0 handlers/finisher) turns a
+//     result Status that is not Success into an error, so the status line is
+//     500 like the body. The reference left this UNVERIFIED; a live v1.37.0
+//     server answers 500 (internal/upstream/eviction).
 //  6. "Terminating" is !DeletionTimestamp.IsZero() in the handler (a non-nil
 //     zero timestamp is not terminating), while the disruption controller
 //     tests DeletionTimestamp != nil; the reference says != nil for both.
@@ -29,7 +30,8 @@ package eviction
 //     TestEvictionDryRun is TestEvictionWithDeleteOptions; v1.37.0 adds the
 //     SyncFailed, negative-budget, overflow and condition-reason cases.
 //
-// Assumption not verified against a live server: in dry-run, a failing
-// caller precondition is reported by the generic store, whose message embeds
-// the etcd key; storePreconditionConflict assumes the default "/registry"
-// prefix.
+// Checked against a live v1.37.0 server (internal/upstream/eviction): a caller
+// precondition that fails in the store (always in dry-run; an empty UID
+// outside dry-run) is reported by rest.BeforeDelete, with the same wording
+// and the same resource name ("Pod") as the handler's own check, not with a
+// StorageError that embeds the etcd key.
