@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -30,15 +31,19 @@ func (o *mgrEvents) OnSynced(p PodRef, _ time.Duration) { o.synced <- p }
 
 func (o *mgrEvents) OnRetry(_ PodRef, _ int, d time.Duration, _ error) { o.retried <- d }
 
-// mgrAwait waits for an event; the wall-clock limit only turns a hang into a failure.
+// mgrAwait waits for an event. There is no wall-clock limit: a hang is reported by the
+// test binary's -timeout, with every goroutine's stack.
 func mgrAwait[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
+	t.Logf("waiting for %s", what)
+	return <-ch
+}
+
+// mgrWaitForWaiters yields until Run sleeps on n fake-clock waiters (its ticker, plus its
+// retry timer when one is armed).
+func mgrWaitForWaiters(fc interface{ Waiters() int }, n int) {
+	for fc.Waiters() < n {
+		runtime.Gosched()
 	}
 }
 
@@ -107,9 +112,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 		t.Fatalf("delay %v", d)
 	}
 	// Wait until Run sleeps on its retry timer as well as its ticker, then fire the timer.
-	for fc.Waiters() < 2 {
-		time.Sleep(time.Millisecond) // yield to Run; not a timing assertion
-	}
+	mgrWaitForWaiters(fc, 2)
 	if got := srv.Requests(statustest.VerbPatch); got != 1 {
 		t.Fatalf("%d PATCHes before the backoff expired", got)
 	}

@@ -705,9 +705,7 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 		t.Fatal("terminal phase sent while containers could run")
 	}
 	running.Store(false)
-	for fc2.Waiters() < 1 {
-		time.Sleep(time.Millisecond) // yield to Run; not a timing assertion
-	}
+	mgrWaitForWaiters(fc2, 1)
 	fc2.Step(DefaultSyncPeriod)
 	mgrAwait(t, ev2.synced, "sync after the tick")
 	if got := mgrServerPod(t, srv2).Status.Phase; got != v1.PodFailed {
