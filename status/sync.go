@@ -275,6 +275,9 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 				}
 				return held, fmt.Errorf("get pod: %w", err)
 			}
+			if got == nil {
+				return held, errors.New("get pod: the client returned no pod and no error")
+			}
 			if got.UID != e.uid {
 				m.drop(e, SkipRecreated)
 				return held, nil
