@@ -330,7 +330,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			case gerr != nil && classify(gerr) == classNotFound:
 				m.drop(e, SkipNotFound)
 				return held, nil
-			case gerr == nil && cur.UID != e.uid:
+			case gerr == nil && cur != nil && cur.UID != e.uid:
 				m.drop(e, SkipRecreated)
 				return held, nil
 			}
