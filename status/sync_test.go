@@ -712,3 +712,20 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 		t.Fatalf("phase %s after the tick", got)
 	}
 }
+
+// mgrNilClient answers every request with no pod and no error, as a broken client might.
+type mgrNilClient struct{}
+
+func (mgrNilClient) GetPod(context.Context, string, string) (*v1.Pod, error) { return nil, nil }
+
+func (mgrNilClient) PatchPodStatus(context.Context, string, string, []byte) (*v1.Pod, error) {
+	return nil, nil
+}
+
+func TestBrokenClientIsAnErrorNotAPanic(t *testing.T) {
+	m := NewManager(mgrNilClient{}, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
+	mgrSet(t, m, mgrPod(), mgrRandomStatus())
+	if err := m.Sync(context.Background()); err == nil || !strings.Contains(err.Error(), "no pod") {
+		t.Fatalf("err = %v", err)
+	}
+}
