@@ -112,6 +112,9 @@ func (m *Manager) Sync(ctx context.Context) error {
 	}
 	m.examined += uint64(len(targets))
 	m.mu.Unlock()
+	if len(targets) == 0 {
+		return nil
+	}
 	var (
 		mu   sync.Mutex
 		errs []error
