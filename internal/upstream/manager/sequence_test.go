@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +53,9 @@ func (c requestCounts) String() string {
 // outcome is what one sequence did.
 type outcome struct {
 	ops, syncPoints int
+	// heldSyncs counts sync points at which a terminal phase was held back (the kubelet's
+	// cached phase terminal, its server's not); stops counts the releases.
+	heldSyncs, stops int
 	// mismatch describes the first difference found ("" if none), with the operations
 	// that led to it.
 	mismatch string
@@ -71,6 +76,16 @@ type run struct {
 	// caller with a watch does; ObservePod is optional, so a third of the sequences run
 	// without it.
 	watch bool
+	// slowStop makes a quarter of the sequences stop containers slowly: when the pod
+	// reaches a terminal phase (eviction, TerminatePod) its containers may still run for
+	// a few operations, and both managers hold the terminal phase back meanwhile.
+	slowStop bool
+	running  runningFlag
+	// stopping is set when the runtime is about to report that the last containers
+	// stopped: with the next operation that changes the kubelet's cached status.
+	stopping bool
+	// stops and heldSyncs feed outcome.
+	stops, heldSyncs int
 }
 
 // sides returns our two managers.
@@ -91,12 +106,13 @@ func (r *run) failf(format string, args ...any) string {
 // the comparison catches a difference.
 func runSequence(ctx context.Context, seed uint64, mutate bool) outcome {
 	w := newWorld(seed)
-	r := &run{ctx: ctx, w: w, up: newUpstreamSide(ctx, w.pod), ours: newOurSide(w.pod, false), eager: newOurSide(w.pod, true),
-		watch: seed%3 != 0}
+	r := &run{ctx: ctx, w: w, watch: seed%3 != 0, slowStop: seed%4 == 1}
+	r.up = newUpstreamSide(ctx, w.pod, &r.running)
+	r.ours, r.eager = newOurSide(w.pod, false, &r.running), newOurSide(w.pod, true, &r.running)
 	defer r.up.close()
-	r.logf("pod: restartPolicy=%s init=%d containers=%d gates=%d conditions=%d; ObservePod %v",
+	r.logf("pod: restartPolicy=%s init=%d containers=%d gates=%d conditions=%d; ObservePod %v; slow stop %v",
 		w.pod.Spec.RestartPolicy, len(w.pod.Spec.InitContainers), len(w.pod.Spec.Containers),
-		len(w.pod.Spec.ReadinessGates), len(w.pod.Status.Conditions), r.watch)
+		len(w.pod.Spec.ReadinessGates), len(w.pod.Status.Conditions), r.watch, r.slowStop)
 	var out outcome
 	n := 4 + w.rnd.IntN(24)
 	for i := 0; i <= n; i++ {
@@ -128,12 +144,16 @@ func runSequence(ctx context.Context, seed uint64, mutate bool) outcome {
 		return requestCounts{g, p, o}
 	}
 	out.upstream, out.ours, out.eager = count(r.up.srv), count(r.ours.srv), count(r.eager.srv)
+	out.heldSyncs, out.stops = r.heldSyncs, r.stops
 	return out
 }
 
 // randomOp performs one random operation and returns a mismatch ("" if none).
 func (r *run) randomOp(out *outcome) string {
 	w := r.w
+	if r.running.Load() && w.rnd.IntN(3) == 0 {
+		r.stopping = true
+	}
 	switch k := w.rnd.IntN(20); {
 	case k < 8:
 		if w.finished {
@@ -165,13 +185,20 @@ func (r *run) setStatus(mutant string) string {
 	for range 1 + w.rnd.IntN(2) {
 		events = append(events, w.advance())
 	}
-	w.phase = w.nextPhase()
+	if next := w.nextPhase(); next != w.phase {
+		if terminal(next) && r.slowStop {
+			r.running.Store(true)
+			events = append(events, "containers still stopping")
+		}
+		w.phase = next
+	}
 	consistent := w.rnd.IntN(10) < 6
 	st := w.status(consistent)
 	r.logf("SetPodStatus phase=%s consistent=%v runtime=[%s]%s", st.Phase, consistent, strings.Join(events, "; "), mutantNote(mutant))
 	return r.apply(st, mutant)
 }
 
+// mutantNote marks a mutated operation in the log.
 func mutantNote(m string) string {
 	if m == "" {
 		return ""
@@ -182,7 +209,8 @@ func mutantNote(m string) string {
 // apply hands st to all three managers and checks that they agree on rejecting it.
 func (r *run) apply(st v1.PodStatus, mutant string) string {
 	w := r.w
-	_, upChanged := r.up.m.SetPodStatus(quiet, w.view, st)
+	var upChanged bool
+	r.upstream(false, func() { _, upChanged = r.up.m.SetPodStatus(quiet, w.view, st) })
 	var errs []error
 	for _, s := range r.sides() {
 		st := st
@@ -203,6 +231,34 @@ func (r *run) apply(st v1.PodStatus, mutant string) string {
 		}
 	}
 	return ""
+}
+
+// upstream runs call, an operation on the kubelet's manager, and lets the containers of
+// a slowly stopping pod stop with it when it is due to (r.stopping) and call changes the
+// kubelet's cached status (forced: it always does, as TerminatePod).
+//
+// Deliberate difference, and why the stop is tied to a change: our Manager retries a
+// terminal phase it held back on every Sync, the kubelet's only on its periodic (10 s)
+// full sync, which a test cannot wait for. A stop with no change would leave the
+// kubelet's server behind until then. TestHeldTerminalPhaseRetried pins the difference.
+// The kubelet's sync goroutine reads the flag only after a change, so it is never read
+// while it is set back.
+func (r *run) upstream(forced bool, call func()) {
+	if !r.stopping {
+		call()
+		return
+	}
+	r.running.Store(false)
+	before, _ := r.up.m.GetPodStatus(r.w.pod.UID)
+	call()
+	after, _ := r.up.m.GetPodStatus(r.w.pod.UID)
+	if !forced && reflect.DeepEqual(before, after) {
+		r.running.Store(true) // not yet
+		return
+	}
+	r.stopping = false
+	r.stops++
+	r.logf("  runtime: the last containers stopped")
 }
 
 // pickID returns the ID of a started container (or of an unknown one) and its runtime
@@ -230,7 +286,7 @@ func (r *run) readiness() string {
 		c.ready = ready
 	}
 	r.logf("SetContainerReadiness %s %v", id, ready)
-	r.up.m.SetContainerReadiness(quiet, r.w.pod.UID, containerID(id), ready)
+	r.upstream(false, func() { r.up.m.SetContainerReadiness(quiet, r.w.pod.UID, containerID(id), ready) })
 	for _, s := range r.sides() {
 		s.m.SetContainerReadiness(r.w.pod.UID, id, ready)
 	}
@@ -245,7 +301,7 @@ func (r *run) startup() string {
 		c.started = &started
 	}
 	r.logf("SetContainerStartup %s %v", id, started)
-	r.up.m.SetContainerStartup(quiet, r.w.pod.UID, containerID(id), started)
+	r.upstream(false, func() { r.up.m.SetContainerStartup(quiet, r.w.pod.UID, containerID(id), started) })
 	for _, s := range r.sides() {
 		s.m.SetContainerStartup(r.w.pod.UID, id, started)
 	}
@@ -255,8 +311,11 @@ func (r *run) startup() string {
 // terminate ends the pod's lifecycle in all managers.
 func (r *run) terminate() string {
 	r.w.finished = true
-	r.logf("TerminatePod")
-	r.up.m.TerminatePod(quiet, r.w.view)
+	if r.slowStop && !terminal(r.w.phase) {
+		r.running.Store(true)
+	}
+	r.logf("TerminatePod (containers still stopping: %v)", r.running.Load())
+	r.upstream(true, func() { r.up.m.TerminatePod(quiet, r.w.view) })
 	for _, s := range r.sides() {
 		if err := s.m.TerminatePod(r.w.view); err != nil {
 			return fmt.Sprintf("TerminatePod: %v", err)
@@ -342,6 +401,16 @@ func (r *run) syncPoint() string {
 	for _, s := range r.sides() {
 		got := s.srv.pod(w.pod.Namespace, w.pod.Name).Status
 		want := up
+		if !r.watch {
+			// Documented (status/doc.go, TestForeignConditionsSurviveStaleBase): without
+			// ObservePod our patch may be computed against a server copy older than a
+			// condition another controller added; the condition survives but strategic
+			// merge interleaves it by its server position, where the kubelet, which GETs
+			// before every PATCH, puts all foreign conditions first, in server order.
+			// The positions of foreign conditions are ignored then; their content and
+			// the order of the kubelet's own conditions are not.
+			want, got = foreignFirst(want), foreignFirst(got)
+		}
 		if !s.eager {
 			// Not a difference of the managers but of the schedule: the kubelet's merge
 			// appends a DisruptionTarget it adds on the way to a terminal phase after the
@@ -351,12 +420,22 @@ func (r *run) syncPoint() string {
 			// synced a different number of times since the transition. Only the
 			// position of DisruptionTarget is ignored, and only for the batched side.
 			want, got = disruptionTargetLast(want), disruptionTargetLast(got)
+			if r.running.Load() {
+				// Schedule again: while containers could run, a terminal phase is held
+				// back and the server keeps its phase, reason and message, which are
+				// those of the last sync; the kubelet's manager synced after the last
+				// change, the batched side at the previous sync point.
+				want, got = heldFieldsBlank(want), heldFieldsBlank(got)
+			}
 		}
 		if d := cmp.Diff(comparable(want), comparable(got)); d != "" {
 			return fmt.Sprintf("server status differs (eager=%v) (-kubelet +ours):\n%s", s.eager, d)
 		}
 	}
 	upC, upOK := r.up.m.GetPodStatus(w.pod.UID)
+	if upOK && terminal(upC.Phase) && !terminal(up.Phase) {
+		r.heldSyncs++
+	}
 	for _, s := range r.sides() {
 		c, ok := s.m.GetPodStatus(w.pod.UID)
 		if ok != upOK {
@@ -385,6 +464,30 @@ func kubeletOwned(s v1.PodStatus) v1.PodStatus {
 		}
 	}
 	s.Conditions = kept
+	return s
+}
+
+// foreignFirst returns a copy of s with the conditions the kubelet neither owns nor
+// shares moved to the front, sorted by type; the kubelet's keep their order.
+func foreignFirst(s v1.PodStatus) v1.PodStatus {
+	s = *s.DeepCopy()
+	var foreign, kubelet []v1.PodCondition
+	for _, c := range s.Conditions {
+		if conditions.OwnedByKubelet(c.Type) || conditions.SharedWithKubelet(c.Type) {
+			kubelet = append(kubelet, c)
+		} else {
+			foreign = append(foreign, c)
+		}
+	}
+	sort.SliceStable(foreign, func(i, j int) bool { return foreign[i].Type < foreign[j].Type })
+	s.Conditions = append(foreign, kubelet...)
+	return s
+}
+
+// heldFieldsBlank returns a copy of s without the fields a held-back terminal phase
+// leaves as the server had them: phase, reason and message.
+func heldFieldsBlank(s v1.PodStatus) v1.PodStatus {
+	s.Phase, s.Reason, s.Message = "", "", ""
 	return s
 }
 
@@ -436,17 +539,24 @@ func comparable(s v1.PodStatus) v1.PodStatus {
 // TestSequenceEquivalence runs random operation sequences through the kubelet v1.37.0's
 // status manager and ours (synced at sync points only, and synced after every operation
 // as the kubelet is) and requires the same pod status on the servers, and the same
-// cached status, at every sync point.
+// cached status, at every sync point. The deliberate differences are normalised where
+// they arise, each with its reason (world.status, run.controllerWrite, run.upstream,
+// run.syncPoint, kubeletOwned).
+//
+// The default 1,000 sequences pass. Beyond them, seed 1365 is the first of a few that
+// fail on the bug pinned by TestKnownBugStaleBaseGateInSetContainerReadiness.
 func TestSequenceEquivalence(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := seqCount(t)
-	var ops, syncs, mismatches int
+	var ops, syncs, mismatches, held, stops int
 	var up, ours, eager requestCounts
 	for seed := range uint64(n) {
 		o := runSequence(ctx, seed, false)
 		ops += o.ops
 		syncs += o.syncPoints
+		held += o.heldSyncs
+		stops += o.stops
 		up.add(o.upstream)
 		ours.add(o.ours)
 		eager.add(o.eager)
@@ -461,12 +571,15 @@ func TestSequenceEquivalence(t *testing.T) {
 		n, ops, mismatches, ours.total(), up.total())
 	t.Log(line)
 	fmt.Println(line)
-	detail := fmt.Sprintf("manager sequences: %d sync points; upstream %v; ours batched %v; ours synced after every op %v",
-		syncs, up, ours, eager)
+	detail := fmt.Sprintf("manager sequences: %d sync points (%d with a terminal phase held back, %d releases); upstream %v; ours batched %v; ours synced after every op %v",
+		syncs, held, stops, up, ours, eager)
 	t.Log(detail)
 	fmt.Println(detail)
 	if up.other+ours.other+eager.other != 0 {
 		t.Errorf("unexpected requests other than GET and PATCH: upstream %v, ours %v, eager %v", up, ours, eager)
+	}
+	if n >= 100 && (held == 0 || stops == 0) {
+		t.Errorf("the sequences never held a terminal phase back (%d) or released one (%d)", held, stops)
 	}
 	if ours.total() == 0 || up.total() == 0 {
 		t.Errorf("no requests counted: upstream %v, ours %v", up, ours)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -41,6 +42,15 @@ type noRunningContainers struct{}
 // PodCouldHaveRunningContainers implements kubeletstatus.PodDeletionSafetyProvider.
 func (noRunningContainers) PodCouldHaveRunningContainers(*v1.Pod) bool { return false }
 
+// runningFlag is a PodDeletionSafetyProvider (and our Options.CouldHaveRunningContainers)
+// whose answer the sequence sets: true while the simulated runtime is still stopping the
+// containers of a pod that has reached a terminal phase. Both managers hold the terminal
+// phase back from the server meanwhile. It is read by the kubelet's sync goroutine.
+type runningFlag struct{ atomic.Bool }
+
+// PodCouldHaveRunningContainers implements kubeletstatus.PodDeletionSafetyProvider.
+func (f *runningFlag) PodCouldHaveRunningContainers(*v1.Pod) bool { return f.Load() }
+
 // upstreamSide is the kubelet v1.37.0's status manager on its own fake server, built as
 // the kubelet's newTestManager builds it (a basic pod manager, a deletion-safety provider
 // that reports no running containers, a startup latency tracker) and started with Start.
@@ -62,9 +72,9 @@ type upstreamSide struct {
 }
 
 // newUpstreamSide starts the kubelet's manager for pod (and the sentinel) on a new fake
-// server. The sync goroutine cannot be stopped (the kubelet's loop ignores ctx); close
+// server; running says whether a pod could still have running containers. The sync goroutine cannot be stopped (the kubelet's loop ignores ctx); close
 // empties its cache so that its periodic full sync finds nothing to do.
-func newUpstreamSide(ctx context.Context, pod *v1.Pod) *upstreamSide {
+func newUpstreamSide(ctx context.Context, pod *v1.Pod, running kubeletstatus.PodDeletionSafetyProvider) *upstreamSide {
 	sentinel := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "sentinel", UID: "sentinel-uid", Generation: 1},
 		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "s"}}},
@@ -78,7 +88,7 @@ func newUpstreamSide(ctx context.Context, pod *v1.Pod) *upstreamSide {
 	u.pm = kubepod.NewBasicPodManager()
 	u.pm.AddPod(pod.DeepCopy())
 	u.pm.AddPod(sentinel)
-	u.m = kubeletstatus.NewManager(u.srv.cs, u.pm, noRunningContainers{}, kubeletutil.NewPodStartupLatencyTracker())
+	u.m = kubeletstatus.NewManager(u.srv.cs, u.pm, running, kubeletutil.NewPodStartupLatencyTracker())
 	u.m.Start(quietContext(ctx))
 	return u
 }
@@ -116,10 +126,12 @@ type ourSide struct {
 	eager bool
 }
 
-// newOurSide returns our Manager for pod on a new fake server, with the kubelet's
+// newOurSide returns our Manager for pod on a new fake server, with running as
+// Options.CouldHaveRunningContainers and the kubelet's
 // lastTransitionTime behaviour (Options.UpstreamTransitionTimes): the comparison ignores
 // times anyway, but this keeps the two managers on the same rule.
-func newOurSide(pod *v1.Pod, eager bool) *ourSide {
+func newOurSide(pod *v1.Pod, eager bool, running kubeletstatus.PodDeletionSafetyProvider) *ourSide {
 	srv := newFakeServer(pod)
-	return &ourSide{srv: srv, m: status.NewManager(client{srv.cs}, status.Options{UpstreamTransitionTimes: true}), eager: eager}
+	opts := status.Options{UpstreamTransitionTimes: true, CouldHaveRunningContainers: running.PodCouldHaveRunningContainers}
+	return &ourSide{srv: srv, m: status.NewManager(client{srv.cs}, opts), eager: eager}
 }
