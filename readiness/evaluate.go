@@ -142,10 +142,9 @@ func (v *view) initialized(c *v1.PodCondition) {
 	case v.in.Phase == v1.PodSucceeded && unknown == 0:
 		c.Status, c.Reason = v1.ConditionTrue, ReasonPodCompleted
 		return
-	case v.anyRegularStarted():
-		c.Status = v1.ConditionTrue
-		return
-	case unknown+incomplete == 0:
+	case unknown+incomplete == 0 || v.anyRegularStarted():
+		// Both give True without a reason, so the cheap test goes first: on a running pod
+		// whose init containers are done, the status scan of anyRegularStarted is skipped.
 		c.Status = v1.ConditionTrue
 		return
 	case v.cfg.features.RestartAllContainers() && v.oldInitializedTrue():
