@@ -40,6 +40,10 @@ type entry struct {
 	base *v1.Pod
 	// baseStale asks for a GET before the next patch (after an error).
 	baseStale bool
+	// gates, when non-nil, are conditions the caller reported in SetPodStatus after the
+	// base was taken: the freshest readiness-gate values the Manager has, so
+	// SetContainerReadiness reads them instead of the older base. A newer base clears it.
+	gates []v1.PodCondition
 
 	// inflight is set while one goroutine syncs the pod; nobody else touches the server
 	// for it meanwhile, so results for one pod never race.
@@ -92,6 +96,7 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 	}
 	e.base = p
 	e.baseStale = false
+	e.gates = nil
 	if e.pod == nil || e.pod.ResourceVersion == "" || newerRV(p.ResourceVersion, e.pod.ResourceVersion) {
 		e.pod = p
 	}

@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -96,7 +97,24 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
+	if err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false); err != nil {
+		return err
+	}
+	if e := m.pods[pod.UID]; e != nil && reportsGate(pod, st.Conditions) {
+		// The caller built st from what it knows of the gates; that is newer than our base.
+		e.gates = slices.Clone(st.Conditions)
+	}
+	return nil
+}
+
+// reportsGate reports whether conds holds a condition for one of pod's readiness gates.
+func reportsGate(pod *v1.Pod, conds []v1.PodCondition) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		if conditions.Get(conds, g.ConditionType) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // SetContainerReadiness sets the Ready field of the container whose ContainerID
@@ -105,8 +123,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 // generators). Nothing happens when the pod has no cached status, the container is
 // unknown, or its readiness is already ready.
 //
-// Readiness-gate conditions are read from the newest server copy of the pod when there is
-// one (see ObservePod), else from the cached status.
+// Readiness-gate conditions are read from whichever reached the Manager last: the
+// conditions of the last SetPodStatus that reported a gate, or the newest server copy of
+// the pod (see ObservePod); else from the cached status.
 func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -121,8 +140,13 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 	}
 	s := *e.status.DeepCopy()
 	findContainer(&s, containerID).Ready = ready
+	// The freshest gate values: those the caller reported after the base was taken, else
+	// the base (the server's copy), else the cached status.
 	gates := s.Conditions
-	if e.base != nil {
+	switch {
+	case e.gates != nil:
+		gates = e.gates
+	case e.base != nil:
 		gates = e.base.Status.Conditions
 	}
 	r, err := readiness.Evaluate(readiness.Input{

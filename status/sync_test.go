@@ -729,3 +729,37 @@ func TestBrokenClientIsAnErrorNotAPanic(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSetContainerReadinessReadsTheNewestGates: without ObservePod, a gate value the
+// caller reported in SetPodStatus is newer than the base (the last PATCH response), and
+// SetContainerReadiness must read it, as the kubelet reads its cached status. Reading the
+// stale base sent Ready True while the server's gate was False (found by the sequence
+// test against the kubelet in internal/upstream/manager).
+func TestSetContainerReadinessReadsTheNewestGates(t *testing.T) {
+	pod, s := mgrGatedPod()
+	pod.Status.Conditions[0].Status = v1.ConditionTrue // the gate starts True
+	srv := statustest.NewServer()
+	stored := mgrCreate(t, srv, pod)
+	m, _ := mgrWithServer(t, srv, Options{})
+	ready := *s.DeepCopy()
+	ready.Conditions[1] = mgrCond(v1.PodReady, v1.ConditionTrue)
+	mgrSet(t, m, stored, ready)
+	mgrSync(t, m) // base: the PATCH response, gate True
+
+	// Another controller sets the gate False; no watch reaches the Manager, but the caller
+	// learns it and reports it with its status.
+	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/gate", v1.ConditionFalse)); err != nil {
+		t.Fatal(err)
+	}
+	gated := *s.DeepCopy()
+	gated.Conditions = append(gated.Conditions, mgrCond("example.com/gate", v1.ConditionFalse))
+	mgrSet(t, m, stored, gated)
+	m.SetContainerReadiness(stored.UID, "test://c", false)
+	m.SetContainerReadiness(stored.UID, "test://c", true)
+	mgrSync(t, m)
+
+	got := mgrServerPod(t, srv).Status
+	if c := mgrGetCond(got, v1.PodReady); c == nil || c.Status != v1.ConditionFalse || c.Reason != "ReadinessGatesNotReady" {
+		t.Fatalf("Ready on the server = %+v while the gate is False, want False/ReadinessGatesNotReady", c)
+	}
+}
