@@ -193,13 +193,13 @@ func (v *view) eachInitContainer(f func(name string, s *v1.ContainerStatus, done
 // readyToStartContainers: True exactly when no new sandbox is needed.
 func (v *view) readyToStartContainers(c *v1.PodCondition) {
 	c.Type, c.ObservedGeneration = v1.PodReadyToStartContainers, v.generation(v1.PodReadyToStartContainers)
-	d := sandbox.NeedsNew(v.in.Pod, v.in.Sandboxes)
-	if !d.Create {
+	problem := sandbox.Problem(v.in.Pod, v.in.Sandboxes)
+	if problem == "" {
 		c.Status = v1.ConditionTrue
 		return
 	}
 	c.Status = v1.ConditionFalse
 	if v.cfg.features.SandboxDiagnostics() {
-		c.Reason, c.Message = ReasonPodSandboxNotReady, d.Reason
+		c.Reason, c.Message = ReasonPodSandboxNotReady, problem
 	}
 }

@@ -114,7 +114,7 @@ func Explain(in Input, opts ...Option) (Explanation, error) {
 		}
 	}
 	if v.cfg.features.ReadyToStartContainers() || len(in.Sandboxes) > 0 {
-		e.Sandbox = sandbox.NeedsNew(in.Pod, in.Sandboxes).Reason
+		e.Sandbox = sandbox.Problem(in.Pod, in.Sandboxes)
 	}
 	return e, nil
 }

@@ -71,27 +71,55 @@ type Decision struct {
 // from spec.hostNetwork; a pod-network sandbox with a network status but no IP. A nil pod
 // is treated as a pod-network pod.
 func NeedsNew(pod *v1.Pod, sandboxes []Status) Decision {
+	reason := Problem(pod, sandboxes)
 	if len(sandboxes) == 0 {
-		return Decision{Create: true, Reason: ReasonNoSandbox}
+		return Decision{Create: true, Reason: reason}
 	}
-	newest := sandboxes[0]
-	next := newest.Attempt + 1
-	ready := 0
-	for i := range sandboxes {
-		if sandboxes[i].Ready {
-			ready++
+	newest := &sandboxes[0]
+	switch reason {
+	case "":
+		return Decision{Attempt: newest.Attempt, SandboxID: newest.ID}
+	case ReasonNetworkNamespaceChanged:
+		// The kubelet names no sandbox here: the old one is not reused in any way.
+		return Decision{Create: true, Attempt: newest.Attempt + 1, Reason: reason}
+	}
+	return Decision{Create: true, Attempt: newest.Attempt + 1, SandboxID: newest.ID, Reason: reason}
+}
+
+// Problem returns why pod needs a new sandbox — one of the Reason constants, in the order
+// NeedsNew checks them — or "" when the newest sandbox serves. It is NeedsNew without the
+// attempt and sandbox bookkeeping, for callers (the readiness engine) that only need the
+// verdict; it does not allocate.
+func Problem(pod *v1.Pod, sandboxes []Status) string {
+	if len(sandboxes) == 0 {
+		return ReasonNoSandbox
+	}
+	newest := &sandboxes[0]
+	if newest.Ready {
+		for i := 1; i < len(sandboxes); i++ {
+			if sandboxes[i].Ready {
+				return ReasonMultipleReady
+			}
 		}
+	} else {
+		// The newest is not ready; several others being ready is checked first.
+		ready := 0
+		for i := 1; i < len(sandboxes); i++ {
+			if sandboxes[i].Ready {
+				ready++
+			}
+		}
+		if ready > 1 {
+			return ReasonMultipleReady
+		}
+		return ReasonNotReady
 	}
 	hostNetwork := pod != nil && pod.Spec.HostNetwork
 	switch {
-	case ready > 1:
-		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonMultipleReady}
-	case !newest.Ready:
-		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonNotReady}
 	case newest.HostNetwork != hostNetwork:
-		return Decision{Create: true, Attempt: next, Reason: ReasonNetworkNamespaceChanged}
+		return ReasonNetworkNamespaceChanged
 	case !hostNetwork && !newest.NoNetworkStatus && newest.IP == "":
-		return Decision{Create: true, Attempt: next, SandboxID: newest.ID, Reason: ReasonNoIP}
+		return ReasonNoIP
 	}
-	return Decision{Attempt: newest.Attempt, SandboxID: newest.ID}
+	return ""
 }
