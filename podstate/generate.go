@@ -217,7 +217,7 @@ func (g *gen) setConditions(s *v1.PodStatus) error {
 		ObservedGeneration: g.conditionGeneration(v1.PodScheduled),
 		Status:             v1.ConditionTrue,
 	})
-	if g.features.RestartAllContainers() && couldRestartAll(&pod.Spec) {
+	if g.features.RestartAllContainers() && readiness.CouldRestartAllContainers(&pod.Spec) {
 		conds = append(conds, g.allContainersRestarting(s.Phase))
 	}
 	s.Conditions = conds
@@ -250,9 +250,7 @@ func (g *gen) conditionGeneration(t v1.PodConditionType) int64 {
 }
 
 // sidecar reports whether init container c is a sidecar under the feature set.
-func (g *gen) sidecar(c *v1.Container) bool {
-	return g.features.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
+func (g *gen) sidecar(c *v1.Container) bool { return readiness.IsSidecar(c, g.features) }
 
 // activeRegularContainer is the kubelet's HasAnyActiveRegularContainerStarted: the newest
 // sandbox is ready and a regular container belongs to it.
@@ -264,21 +262,6 @@ func (g *gen) activeRegularContainer() bool {
 	for i := range g.pod.Spec.Containers {
 		if f := g.facts[g.pod.Spec.Containers[i].Name]; f != nil && (f.SandboxID == "" || f.SandboxID == sb[0].ID) {
 			return true
-		}
-	}
-	return false
-}
-
-// couldRestartAll reports whether some init or regular container has a restart rule with
-// action RestartAllContainers.
-func couldRestartAll(spec *v1.PodSpec) bool {
-	for _, list := range [][]v1.Container{spec.InitContainers, spec.Containers} {
-		for i := range list {
-			for _, r := range list[i].RestartPolicyRules {
-				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
-					return true
-				}
-			}
 		}
 	}
 	return false

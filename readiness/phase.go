@@ -104,7 +104,7 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 	var pendingInit, pendingSidecar, failedInit, failedInitFinal int
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if phaseSidecar(c, f) {
+		if IsSidecar(c, f) {
 			continue
 		}
 		s := lookup(c.Name)
@@ -133,7 +133,7 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 	var unknown, running, waiting, stopped, stoppedFinal, succeeded int
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !phaseSidecar(c, f) {
+		if !IsSidecar(c, f) {
 			continue
 		}
 		s := lookup(c.Name)
@@ -223,11 +223,6 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 		}
 	}
 	return v1.PodPending, nil
-}
-
-// phaseSidecar reports whether init container c is a restartable init container.
-func phaseSidecar(c *v1.Container, f Features) bool {
-	return f.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
 // ContainerShouldRestart reports whether the kubelet restarts container c of a pod with

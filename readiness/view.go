@@ -53,9 +53,7 @@ func sameName(a, b string) bool {
 }
 
 // sidecar reports whether init container c is a restartable init container (sidecar).
-func (v *view) sidecar(c *v1.Container) bool {
-	return v.cfg.features.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
+func (v *view) sidecar(c *v1.Container) bool { return IsSidecar(c, v.cfg.features) }
 
 // anyRegularStarted reports whether some status, in either list, names a regular container
 // and is running or terminated (the kubelet's HasAnyRegularContainerStarted).

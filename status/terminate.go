@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/readiness"
 )
 
 const (
@@ -66,7 +67,7 @@ func podInitialized(pod *v1.Pod, f features.Set) bool {
 	if l > len(pod.Spec.InitContainers) || pod.Spec.InitContainers[l-1].Name != last.Name {
 		return false
 	}
-	if sidecar(&pod.Spec.InitContainers[l-1], f) {
+	if readiness.IsSidecar(&pod.Spec.InitContainers[l-1], f) {
 		return last.State.Running != nil && last.Started != nil && *last.Started
 	}
 	for _, t := range []*v1.ContainerStateTerminated{last.LastTerminationState.Terminated, last.State.Terminated} {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/readiness"
 )
 
 // ltTypes are the condition types whose lastTransitionTime the status manager keeps, in
@@ -99,7 +100,7 @@ func checkTransitions(old, s *v1.PodStatus, spec *v1.PodSpec, f features.Set) er
 	if spec.RestartPolicy == v1.RestartPolicyAlways {
 		return nil
 	}
-	if f.RestartAllContainers() && allContainersCouldRestart(spec) {
+	if f.RestartAllContainers() && readiness.CouldRestartAllContainers(spec) {
 		return nil
 	}
 	for _, o := range old.ContainerStatuses {
@@ -116,7 +117,7 @@ func checkTransitions(old, s *v1.PodStatus, spec *v1.PodSpec, f features.Set) er
 		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
 			return fmt.Errorf("found mismatch between pod spec and status, container: %s", o.Name)
 		}
-		if sidecar(&spec.InitContainers[i], f) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
+		if readiness.IsSidecar(&spec.InitContainers[i], f) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
 			continue
 		}
 		for _, n := range s.InitContainerStatuses {
@@ -140,85 +141,9 @@ func mayRestart(containers []v1.Container, spec *v1.PodSpec, o v1.ContainerStatu
 		return false
 	}
 	for i := range containers {
-		if containers[i].Name == o.Name && containerShouldRestart(&containers[i], spec, code, f) {
+		if containers[i].Name == o.Name && readiness.ContainerShouldRestart(&containers[i], spec, code, readiness.WithFeatures(f)) {
 			return true
 		}
 	}
 	return false
-}
-
-// containerShouldRestart is the API's rule for whether container c restarts after exiting
-// with code: the first matching restart rule, then the container's restartPolicy, then
-// the pod's.
-func containerShouldRestart(c *v1.Container, spec *v1.PodSpec, code int32, f features.Set) bool {
-	if c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, code); ok {
-			switch rule.Action {
-			case v1.ContainerRestartRuleActionRestart:
-				return true
-			case v1.ContainerRestartRuleActionRestartAllContainers:
-				if f.RestartAllContainers() {
-					return true
-				}
-			}
-		}
-		switch *c.RestartPolicy {
-		case v1.ContainerRestartPolicyAlways:
-			return true
-		case v1.ContainerRestartPolicyOnFailure:
-			return code != 0
-		case v1.ContainerRestartPolicyNever:
-			return false
-		}
-	}
-	switch spec.RestartPolicy {
-	case v1.RestartPolicyOnFailure:
-		return code != 0
-	case v1.RestartPolicyNever:
-		return false
-	}
-	return true
-}
-
-func matchingRestartRule(c *v1.Container, code int32) (v1.ContainerRestartRule, bool) {
-	for _, r := range c.RestartPolicyRules {
-		if r.ExitCodes == nil {
-			continue
-		}
-		in := false
-		for _, v := range r.ExitCodes.Values {
-			if v == code {
-				in = true
-			}
-		}
-		switch r.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if in {
-				return r, true
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !in {
-				return r, true
-			}
-		}
-	}
-	return v1.ContainerRestartRule{}, false
-}
-
-func allContainersCouldRestart(spec *v1.PodSpec) bool {
-	for _, list := range [][]v1.Container{spec.InitContainers, spec.Containers} {
-		for i := range list {
-			for _, r := range list[i].RestartPolicyRules {
-				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// sidecar reports whether init container c is a restartable init container.
-func sidecar(c *v1.Container, f features.Set) bool {
-	return f.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
