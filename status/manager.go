@@ -248,10 +248,11 @@ func (m *Manager) ForgetPod(uid types.UID) {
 //   - The copy becomes the base that the next patch is computed against (when its
 //     resourceVersion is newer than the base the Manager has), so no GET is needed before
 //     the PATCH.
-//   - When the pod has readiness gates, Ready is re-evaluated with the readiness engine
-//     against the observed gate conditions and, if it changed, queued at once: a gate
-//     flipped by another controller reaches Ready on the next sync, not on a periodic
-//     resync.
+//   - When a readiness-gate condition changed (appeared, vanished or flipped Status),
+//     Ready is re-evaluated with the readiness engine against the observed gate
+//     conditions and, if it changed, queued at once: a gate flipped by another controller
+//     reaches Ready on the next sync, not on a periodic resync. While the gates stay as
+//     they were, the Ready the caller reported is left alone.
 //   - When the observed status differs from the cached one on a kubelet-owned field
 //     (another writer changed it), the pod is queued so the kubelet's value is restored
 //     (the kubelet's needsReconcile, done per event instead of on every 10 s sync).
@@ -287,12 +288,36 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 // PATCH response, a GET), and then re-evaluates readiness gates against it: a gate
 // written by another controller may first reach the Manager inside the response to its
 // own PATCH, and the watch event that carried it is then older than the base and ignored.
+//
+// Ready is re-evaluated only when a gate condition differs (appeared, vanished or changed
+// Status) from the gates the Manager last knew — those the caller reported, else the old
+// base, else the cached status — so a Ready the caller computed itself (say, False with
+// its own reason) is kept until a gate really changes.
 func (m *Manager) adoptBaseLocked(e *entry, p *v1.Pod) bool {
+	known := e.status.Conditions
+	switch {
+	case e.gates != nil:
+		known = e.gates
+	case e.base != nil:
+		known = e.base.Status.Conditions
+	}
 	if !e.setBaseLocked(p) {
 		return false
 	}
-	if e.hasStatus {
+	if e.hasStatus && e.pod != nil && !sameGates(e.pod, known, p.Status.Conditions) {
 		m.reevaluateGatesLocked(e)
+	}
+	return true
+}
+
+// sameGates reports whether a and b agree on every readiness gate of pod: both lack the
+// condition, or both have it with the same Status (all a gate's effect on Ready).
+func sameGates(pod *v1.Pod, a, b []v1.PodCondition) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		ca, cb := conditions.Get(a, g.ConditionType), conditions.Get(b, g.ConditionType)
+		if (ca == nil) != (cb == nil) || (ca != nil && ca.Status != cb.Status) {
+			return false
+		}
 	}
 	return true
 }

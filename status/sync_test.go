@@ -763,3 +763,24 @@ func TestSetContainerReadinessReadsTheNewestGates(t *testing.T) {
 		t.Fatalf("Ready on the server = %+v while the gate is False, want False/ReadinessGatesNotReady", c)
 	}
 }
+
+// TestCallerReadyKeptWhileGatesUnchanged: a Ready the caller computed itself is kept when
+// newer server copies (the PATCH response, watch events) arrive with the same gates; the
+// Manager re-derives Ready only when a gate condition changes.
+func TestCallerReadyKeptWhileGatesUnchanged(t *testing.T) {
+	pod, s := mgrGatedPod()
+	pod.Status.Conditions[0].Status = v1.ConditionTrue // the gate is True
+	srv := statustest.NewServer()
+	stored := mgrCreate(t, srv, pod)
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(stored)
+	s.Conditions[1] = v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ProviderNotReady"}
+	mgrSet(t, m, stored, s)
+	mgrSync(t, m)
+	m.ObservePod(mgrServerPod(t, srv)) // the watch event of our own PATCH
+	mgrSync(t, m)
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Reason != "ProviderNotReady" {
+		t.Fatalf("Ready on the server = %+v, want the caller's False/ProviderNotReady", c)
+	}
+	mgrWant(t, srv, "get=0 patch=1")
+}
