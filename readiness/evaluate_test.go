@@ -11,6 +11,7 @@ import (
 
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/readiness/readinesstest"
 	"github.com/podstatus/podstatus/sandbox"
 )
 
@@ -676,7 +677,7 @@ func TestMalformedInput(t *testing.T) {
 func TestEvaluateReadyDoesNotAllocate(t *testing.T) {
 	for _, n := range []int{1, 3, 10} {
 		for _, g := range []int{0, 2} {
-			in := benchInput(n, true, g)
+			in := readinesstest.RunningPod(n, true, g)
 			if r := evaluate(t, in); r.Ready.Status != v1.ConditionTrue || r.PodReadyToStartContainers.Status != v1.ConditionTrue {
 				t.Fatalf("benchmark input %d/%d is not ready: %+v", n, g, r)
 			}
