@@ -22,14 +22,20 @@ const DeletionTimeout = 2 * time.Minute
 
 // BudgetOptions configure [ComputeStatus].
 type BudgetOptions struct {
+	// Now is the time of the sync. It decides which status.disruptedPods
+	// entries have expired, and becomes the lastTransitionTime of a
+	// DisruptionAllowed condition the sync changes. The zero value is the zero
+	// time: callers always pass the time they mean (nothing reads a clock).
+	Now metav1.Time
+
 	// Scale resolves pods' controller references to workload scales; it is
 	// needed for a percentage minAvailable and for any maxUnavailable. Nil
 	// resolves nothing, so any managed pod makes such a sync fail (fail-safe).
 	// [Workloads.Resolve] implements the upstream finders.
 	Scale ScaleResolver
 
-	// IsPodReady decides whether a pod is healthy. Nil means [PodReady], the
-	// upstream rule.
+	// IsPodReady decides whether a pod is healthy. Nil means
+	// [conditions.PodReady], the upstream rule.
 	IsPodReady func(*v1.Pod) bool
 }
 
@@ -77,7 +83,7 @@ type BudgetResult struct {
 
 // ComputeStatus computes the status the disruption controller gives pdb, from
 // the pods in the cluster (pods of other namespaces are ignored; all phases
-// count as selected), at time now. It follows DisruptionController.trySync in
+// count as selected), at time opts.Now. It follows DisruptionController.trySync in
 // Kubernetes v1.37.0:
 //
 //   - selection: the PDB's selector (nil selects nothing, {} everything);
@@ -96,7 +102,8 @@ type BudgetResult struct {
 // A sync error (invalid selector, bad intOrString, unresolvable controller)
 // yields the fail-safe status, never an error. The error return wraps
 // [ErrInvalidInput] and is only for a nil pdb.
-func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, now metav1.Time, opts BudgetOptions) (BudgetResult, error) {
+func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, opts BudgetOptions) (BudgetResult, error) {
+	now := opts.Now
 	if pdb == nil {
 		return BudgetResult{}, fmt.Errorf("eviction: pdb is nil: %w", ErrInvalidInput)
 	}

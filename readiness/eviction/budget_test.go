@@ -73,7 +73,7 @@ type syncer struct {
 
 func (s *syncer) sync(pods []v1.Pod) BudgetResult {
 	s.t.Helper()
-	res, err := ComputeStatus(s.pdb, pods, t0, BudgetOptions{Scale: s.w.Resolve})
+	res, err := ComputeStatus(s.pdb, pods, BudgetOptions{Now: t0, Scale: s.w.Resolve})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestScaleResource(t *testing.T) {
 func TestScaleFinderError(t *testing.T) {
 	boom := errors.New("the server could not find the requested resource")
 	w := Workloads{Scale: func(metav1.OwnerReference, string) (ScaleTarget, bool, error) { return ScaleTarget{}, false, boom }}
-	res, err := ComputeStatus(minAvailablePDB(intstr.FromString("50%")), []v1.Pod{owned(dcPod("p"), "custom.k8s.io/v1", "Thing", "t", "u")}, t0, BudgetOptions{Scale: w.Resolve})
+	res, err := ComputeStatus(minAvailablePDB(intstr.FromString("50%")), []v1.Pod{owned(dcPod("p"), "custom.k8s.io/v1", "Thing", "t", "u")}, BudgetOptions{Now: t0, Scale: w.Resolve})
 	if err != nil || !errors.Is(res.SyncError, boom) || res.Status.DisruptionsAllowed != 0 {
 		t.Errorf("got %+v, %v", res, err)
 	}
@@ -336,7 +336,7 @@ func TestDisruptedPodBoundary(t *testing.T) {
 	// At exactly t + DeletionTimeout the entry is kept but the pod is healthy again.
 	pdb := minAvailablePDB(intstr.FromInt32(0))
 	pdb.Status.DisruptedPods = map[string]metav1.Time{"p": metav1.NewTime(t0.Add(-DeletionTimeout))}
-	res, err := ComputeStatus(pdb, []v1.Pod{dcPod("p")}, t0, BudgetOptions{})
+	res, err := ComputeStatus(pdb, []v1.Pod{dcPod("p")}, BudgetOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,13 +477,13 @@ func TestStalePodDisruption(t *testing.T) {
 }
 
 func TestComputeStatusNilPDB(t *testing.T) {
-	if _, err := ComputeStatus(nil, nil, t0, BudgetOptions{}); !errors.Is(err, ErrInvalidInput) {
+	if _, err := ComputeStatus(nil, nil, BudgetOptions{Now: t0}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("err = %v", err)
 	}
 }
 
 func TestNoScaleResolver(t *testing.T) {
-	res, err := ComputeStatus(maxUnavailablePDB(intstr.FromInt32(1)), []v1.Pod{owned(dcPod("p"), "apps/v1", "ReplicaSet", "x", "x")}, t0, BudgetOptions{})
+	res, err := ComputeStatus(maxUnavailablePDB(intstr.FromInt32(1)), []v1.Pod{owned(dcPod("p"), "apps/v1", "ReplicaSet", "x", "x")}, BudgetOptions{Now: t0})
 	if err != nil || !errors.Is(res.SyncError, ErrNoScaleResolver) || res.SyncError.Error() != `found no controllers for pod "p"` {
 		t.Errorf("got %+v, %v", res, err)
 	}

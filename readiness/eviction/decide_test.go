@@ -14,8 +14,9 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestDecideEdgeCases covers the rules of the reference (§1.3, §1.7) and the
-// v1.37.0 source that upstream's unit tests do not reach.
+// TestDecideEdgeCases covers rules of pkg/registry/core/pod/storage/eviction.go
+// (v1.37.0) that upstream's unit tests in eviction_test.go do not reach: which
+// PDBs apply, when the budget is checked at all, and the request checks.
 func TestDecideEdgeCases(t *testing.T) {
 	ready := status(v1.ConditionTrue)
 	notReady := status(v1.ConditionFalse)

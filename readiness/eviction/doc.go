@@ -3,9 +3,10 @@
 // its namespace, and computes a PodDisruptionBudget's status the way the
 // disruption controller does.
 //
-// Both halves are pure functions of their inputs: the clock value enters as an
-// argument, nothing is read from or written to a cluster, and no package-level
-// state exists. They implement KEP-3017 (the PDB's unhealthyPodEvictionPolicy,
+// Both halves are pure functions of their inputs. Each takes one options
+// struct ([Options], [BudgetOptions]) whose Now field is the time of the
+// request or sync: nothing reads a clock, nothing is read from or written to a
+// cluster, and no package-level state exists. They implement KEP-3017 (the PDB's unhealthyPodEvictionPolicy,
 // IfHealthyBudget and AlwaysAllow) together with the rest of the eviction
 // handler's rules, byte for byte as Kubernetes v1.37.0 does:
 //
@@ -18,8 +19,8 @@
 //     currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed, the
 //     pruning of disruptedPods and the fail-safe status on sync errors.
 //
-// "Healthy" means the pod's first Ready condition is True ([PodReady]), as
-// upstream. Callers whose readiness is computed elsewhere (for example by this
+// "Healthy" means the pod's first Ready condition is True
+// ([conditions.PodReady]), as upstream. Callers whose readiness is computed elsewhere (for example by this
 // module's readiness engine) pass their own predicate in the options.
 //
 // Where upstream retries against live state (conflicts on the pod or the PDB),

@@ -66,7 +66,7 @@ func ExampleComputeStatus() {
 		return eviction.ScaleTarget{UID: ref.UID, Replicas: 4}, ref.UID == "rs-1", nil
 	}
 
-	res, _ := eviction.ComputeStatus(pdb, pods, now, eviction.BudgetOptions{Scale: scale})
+	res, _ := eviction.ComputeStatus(pdb, pods, eviction.BudgetOptions{Now: now, Scale: scale})
 	s := res.Status
 	fmt.Printf("expected=%d desired=%d healthy=%d allowed=%d\n", s.ExpectedPods, s.DesiredHealthy, s.CurrentHealthy, s.DisruptionsAllowed)
 	// Output:

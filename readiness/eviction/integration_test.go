@@ -30,7 +30,7 @@ func TestConcurrentEvictionRequests(t *testing.T) {
 	for i := range 10 {
 		pods = append(pods, runningPod(fmt.Sprintf("test-pod-%d", i), v1.ConditionTrue))
 	}
-	res, err := ComputeStatus(pdb, pods, t0, BudgetOptions{})
+	res, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestConcurrentEvictionRequests(t *testing.T) {
 	}
 	// The controller's next sync (pods still there, entries fresh) keeps the
 	// budget at 0: the evicted pods no longer count as healthy.
-	res, err = ComputeStatus(pdb, pods, t0, BudgetOptions{})
+	res, err = ComputeStatus(pdb, pods, BudgetOptions{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestEvictionWithUnhealthyPodEvictionPolicy(t *testing.T) {
 				pdb := minAvailablePDB(intstr.FromInt32(0))
 				pdb.Spec.UnhealthyPodEvictionPolicy = pol
 				pod := runningPod("p", ready)
-				res, err := ComputeStatus(pdb, []v1.Pod{pod}, t0, BudgetOptions{})
+				res, err := ComputeStatus(pdb, []v1.Pod{pod}, BudgetOptions{Now: t0})
 				if err != nil {
 					t.Fatal(err)
 				}

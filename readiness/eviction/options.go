@@ -7,7 +7,8 @@ import (
 
 // Options describe the eviction request and the evaluation environment for
 // [Decide]. The zero value is a plain eviction request for the pod with no
-// delete options, no dry-run, the upstream health predicate and a zero clock.
+// delete options, no dry-run, the upstream health predicate and the zero time
+// as Now (callers always pass the time they mean: nothing reads a clock).
 type Options struct {
 	// Now is the time the API server handles the request. It becomes the
 	// pod's entry in the PDB's status.disruptedPods, the lastTransitionTime of
@@ -28,8 +29,8 @@ type Options struct {
 	// The only value the API server accepts is metav1.DryRunAll ("All").
 	DryRun []string
 
-	// IsPodReady decides whether a pod is healthy. Nil means [PodReady], the
-	// upstream rule. Pass another predicate only for what-if analysis: the real
+	// IsPodReady decides whether a pod is healthy. Nil means
+	// [conditions.PodReady], the upstream rule. Pass another predicate only for what-if analysis: the real
 	// server always uses the reported Ready condition.
 	IsPodReady func(*v1.Pod) bool
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/podstatus/podstatus/conditions"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -84,7 +85,7 @@ func TestPropertyAlwaysAllowNeverBlocksUnreadyRunningPod(t *testing.T) {
 		pod.Status.Phase = rapid.SampledFrom([]v1.PodPhase{v1.PodRunning, v1.PodUnknown}).Draw(t, "runningPhase")
 		pod.DeletionTimestamp = nil
 		pod.Labels["a"] = "true"
-		if PodReady(pod) {
+		if conditions.PodReady(pod) {
 			pod.Status.Conditions[0].Status = v1.ConditionFalse
 		}
 		pdb := genPDB(t, "guard")
@@ -235,12 +236,12 @@ func genBudgetScenario(t *rapid.T) (*policyv1.PodDisruptionBudget, []v1.Pod, Wor
 func TestPropertyHealthyPodNeverLowersBudget(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pdb, pods, w := genBudgetScenario(t)
-		before, err := ComputeStatus(pdb, pods, t0, BudgetOptions{Scale: w.Resolve})
+		before, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
 		more := append(append([]v1.Pod(nil), pods...), owned(dcPod("new-healthy"), "apps/v1", "ReplicaSet", "set", "set-uid"))
-		after, err := ComputeStatus(pdb, more, t0, BudgetOptions{Scale: w.Resolve})
+		after, err := ComputeStatus(pdb, more, BudgetOptions{Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +259,7 @@ func TestPropertyComputedStatusInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pdb, pods, w := genBudgetScenario(t)
 		pdb.Generation = rapid.Int64Range(0, 3).Draw(t, "generation")
-		res, err := ComputeStatus(pdb, pods, t0, BudgetOptions{Scale: w.Resolve})
+		res, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +281,7 @@ func TestPropertyComputedStatusInvariants(t *testing.T) {
 		}
 		next := pdb.DeepCopy()
 		next.Status = s
-		again, err := ComputeStatus(next, pods, t0, BudgetOptions{Scale: w.Resolve})
+		again, err := ComputeStatus(next, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
