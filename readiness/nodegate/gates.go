@@ -91,9 +91,9 @@ type Result struct {
 // invalid PerGate taint key.
 var ErrInvalidGates = errors.New("invalid node readiness gates")
 
-// ErrInvalidOptions is wrapped by Evaluate's and EvaluateRule's errors for a
-// configuration that cannot be applied (a bad or reserved taint key, effect
-// or value, or an unknown mode).
+// ErrInvalidOptions is wrapped by Evaluate's errors for a configuration that
+// cannot be applied (a bad or reserved taint key, effect or value, or an
+// unknown mode), and by Evaluate's and EvaluateRule's errors for a nil node.
 var ErrInvalidOptions = errors.New("invalid options")
 
 // Evaluate computes each gate's readiness from the pods bound to node, the

@@ -13,7 +13,7 @@ import (
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
 
-// K is the Single-mode key of the reference's test vectors (§2.4.5).
+// K is the Single-mode key of the gate vectors in TestGateVectors.
 const K = "readiness.k8s.io/k"
 
 func node(name string, taints ...v1.Taint) *v1.Node {
@@ -60,10 +60,9 @@ func withPhase(p v1.Pod, phase v1.PodPhase) v1.Pod {
 	return p
 }
 
-// TestSpecAVectors are the reference's test vectors for pod-selector gates
-// (eviction-node.md §2.4.5): node n1, gate g1 selects app=cni in
+// TestGateVectors are the basic vectors for pod-selector gates: node n1, gate g1 selects app=cni in
 // kube-system, blocking, Single mode, key K, NoSchedule.
-func TestSpecAVectors(t *testing.T) {
+func TestGateVectors(t *testing.T) {
 	single := Options{TaintKey: K}
 	perGate := Options{TaintMode: TaintModePerGate, TaintKeyPrefix: "readiness.k8s.io/gate-"}
 	g2 := Gate{Name: "g2", Namespace: "kube-system", Selector: metav1.LabelSelector{MatchLabels: csi}}
@@ -134,7 +133,8 @@ func TestSpecAVectors(t *testing.T) {
 	}
 }
 
-// TestEdgeCases is the reference's edge-case table (§2.4.4) and the options.
+// TestEdgeCases covers the edge cases of pod-selector gates (empty and
+// invalid selectors, terminating and finished pods) and each option.
 func TestEdgeCases(t *testing.T) {
 	readyPod := gatePod("a", "n1", cni, cs(v1.ConditionTrue))
 	cases := []struct {

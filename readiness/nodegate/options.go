@@ -3,6 +3,8 @@ package nodegate
 import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // DefaultTaintKey is the taint the pod-selector evaluator puts on a node while
@@ -101,8 +103,9 @@ type Options struct {
 	// "" means NoGatesReady.
 	NoGates NoGatesPolicy
 
-	// IsPodReady decides pod readiness; nil means the pod's first Ready
-	// condition is True. The module's readiness engine can be plugged in here.
+	// IsPodReady decides pod readiness; nil means [conditions.PodReady] (the
+	// pod's first Ready condition is True). The module's readiness engine can
+	// be plugged in here.
 	IsPodReady func(*v1.Pod) bool
 	// Now fills TimeAdded of added NoExecute taints, as the API server
 	// expects; other effects leave TimeAdded nil.
@@ -134,17 +137,7 @@ func (o Options) withDefaults() Options {
 		o.NoGates = NoGatesReady
 	}
 	if o.IsPodReady == nil {
-		o.IsPodReady = podReady
+		o.IsPodReady = conditions.PodReady
 	}
 	return o
-}
-
-// podReady is the reported-condition readiness: the first Ready condition is True.
-func podReady(pod *v1.Pod) bool {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == v1.PodReady {
-			return pod.Status.Conditions[i].Status == v1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -3,7 +3,6 @@ package nodegate
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -134,19 +133,37 @@ type RuleResult struct {
 }
 
 // EvaluateRule decides what rule does to node, with the semantics of
-// node-readiness-controller v0.5.0: a rule that does not select the node
-// leaves it alone; a satisfied rule removes its taint (bootstrap-only rules
-// also write their completion annotation, and are skipped on nodes that have
-// it); an unsatisfied rule adds its taint unless present (a pre-existing taint
-// with the same key and effect is adopted, whatever its value). Dry-run rules
-// report conditions but act on nothing. The error wraps ErrInvalidOptions for
-// a rule ValidateRule rejects or a nil node.
+// kubernetes-sigs/node-readiness-controller (RuleReadinessController in
+// internal/controller): a rule that does not select the node leaves it alone;
+// a satisfied rule removes its taint (bootstrap-only rules also write their
+// completion annotation); an unsatisfied rule adds its taint unless present (a
+// pre-existing taint with the same key and effect is adopted, whatever its
+// value). Dry-run rules report conditions but act on nothing.
+//
+// A bootstrap-only rule whose completion annotation the node carries is
+// skipped (Skipped "BootstrapCompleted", ActionNone), even when its taint is
+// back on the node and its conditions hold. Upstream's two reconcilers
+// disagree on that node: the node reconciler
+// (processNodeAgainstAllRules in internal/controller/node_controller.go)
+// skips the rule through isBootstrapCompleted, while the rule reconciler
+// (processAllNodesForRule and evaluateRuleForNode in
+// internal/controller/nodereadinessrule_controller.go) checks no marker
+// before removing, so after a controller restart or a rule update it removes
+// a re-added taint once. Both refuse to add the taint again (addTaintBySpec
+// checks nodeHasBootstrapAnnotation). EvaluateRule follows the node
+// reconciler, which runs on every node change and matches the documented
+// contract of bootstrap-only ("applies configuration only during the first
+// reconcile"): a completed node is never touched again, so whoever re-added
+// the taint owns it, and the answer does not depend on which reconciler ran.
+//
+// The error wraps [ErrInvalidRule] (with ValidateRule's errors) for a rule
+// the cluster would refuse, and [ErrInvalidOptions] for a nil node.
 func EvaluateRule(rule Rule, node *v1.Node) (RuleResult, error) {
 	if node == nil {
 		return RuleResult{}, fmt.Errorf("nodegate: node is nil: %w", ErrInvalidOptions)
 	}
-	if err := ValidateRule(rule); err != nil {
-		return RuleResult{}, err
+	if errs := ValidateRule(rule); len(errs) > 0 {
+		return RuleResult{}, ruleError(rule, errs)
 	}
 	res := RuleResult{Action: ActionNone}
 	res.HadTaint = hasRuleTaint(node, rule.Taint)
@@ -208,10 +225,13 @@ type DryRunResult struct {
 }
 
 // DryRun reports what rule would do to nodes, as the controller's dry-run
-// status does. Bootstrap markers are ignored, as upstream.
+// status does (processDryRun in
+// internal/controller/nodereadinessrule_controller.go). Bootstrap markers are
+// ignored, as upstream. The error wraps [ErrInvalidRule] for a rule the
+// cluster would refuse.
 func DryRun(rule Rule, nodes []v1.Node) (DryRunResult, error) {
-	if err := ValidateRule(rule); err != nil {
-		return DryRunResult{}, err
+	if errs := ValidateRule(rule); len(errs) > 0 {
+		return DryRunResult{}, ruleError(rule, errs)
 	}
 	var r DryRunResult
 	for i := range nodes {
@@ -281,8 +301,9 @@ func evaluateConditions(rule Rule, node *v1.Node) ([]ConditionResult, int, bool)
 	return out, missing, all
 }
 
-// ruleSelects reports whether the rule's node selector matches the node; an
-// unparsable selector matches nothing.
+// ruleSelects reports whether the rule's node selector matches the node.
+// ValidateRule has refused unparsable selectors; should one get here anyway,
+// it matches nothing.
 func ruleSelects(rule Rule, node *v1.Node) bool {
 	sel, err := metav1.LabelSelectorAsSelector(&rule.NodeSelector)
 	if err != nil {
@@ -326,74 +347,4 @@ func bootstrapCompleted(rule Rule, node *v1.Node) bool {
 func bootstrapMarker(rule Rule) map[string]string {
 	v, _ := json.Marshal(map[string]string{"rule-name": rule.Name})
 	return map[string]string{BootstrapAnnotationKey(rule): string(v)}
-}
-
-// ruleTaintName is the part after RuleTaintPrefix.
-var ruleTaintName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
-
-// ValidateRule applies the admission rules of node-readiness-controller to one
-// rule: a name, 1 to 32 conditions with unique types and valid statuses, a
-// known policy and mode, no defaultStatus or anyOf with bootstrap-only, a
-// taint key "readiness.k8s.io/<name>" (name 1-63 characters), a value of at
-// most 63 characters, a valid effect and a non-empty node selector. Rules
-// overlapping each other are not checked here. The error wraps
-// ErrInvalidOptions.
-func ValidateRule(rule Rule) error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("nodegate: rule %q: %s: %w", rule.Name, fmt.Sprintf(format, a...), ErrInvalidOptions)
-	}
-	if rule.Name == "" {
-		return bad("no name")
-	}
-	if n := len(rule.Conditions); n < 1 || n > 32 {
-		return bad("%d conditions, want 1 to 32", n)
-	}
-	seen := map[v1.NodeConditionType]bool{}
-	for _, c := range rule.Conditions {
-		if c.Type == "" || seen[c.Type] {
-			return bad("condition type %q is empty or repeated", c.Type)
-		}
-		seen[c.Type] = true
-		if !validStatus(c.RequiredStatus) {
-			return bad("condition %q: requiredStatus %q", c.Type, c.RequiredStatus)
-		}
-		if c.DefaultStatus != "" && !validStatus(c.DefaultStatus) {
-			return bad("condition %q: defaultStatus %q", c.Type, c.DefaultStatus)
-		}
-		if c.DefaultStatus != "" && rule.Mode == BootstrapOnly {
-			return bad("defaultStatus is not allowed with bootstrap-only enforcement")
-		}
-	}
-	switch rule.Policy {
-	case "", AllOf:
-	case AnyOf:
-		if rule.Mode == BootstrapOnly {
-			return bad("anyOf is not allowed with bootstrap-only enforcement")
-		}
-	default:
-		return bad("unknown condition policy %q", rule.Policy)
-	}
-	switch rule.Mode {
-	case Continuous, BootstrapOnly:
-	default:
-		return bad("unknown enforcement mode %q", rule.Mode)
-	}
-	name, ok := strings.CutPrefix(rule.Taint.Key, RuleTaintPrefix)
-	if !ok || len(name) < 1 || len(name) > 63 || !ruleTaintName.MatchString(name) || len(rule.Taint.Key) > 253 {
-		return bad("taint key %q is not %s<name>", rule.Taint.Key, RuleTaintPrefix)
-	}
-	if len(rule.Taint.Value) > 63 {
-		return bad("taint value longer than 63 characters")
-	}
-	if err := validateEffect(rule.Taint.Effect); err != nil {
-		return bad("%v", err)
-	}
-	if len(rule.NodeSelector.MatchLabels)+len(rule.NodeSelector.MatchExpressions) == 0 {
-		return bad("empty node selector")
-	}
-	return nil
-}
-
-func validStatus(s v1.ConditionStatus) bool {
-	return s == v1.ConditionTrue || s == v1.ConditionFalse || s == v1.ConditionUnknown
 }

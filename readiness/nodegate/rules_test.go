@@ -1,7 +1,6 @@
 package nodegate
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -46,7 +45,9 @@ var (
 	netFalse = map[v1.NodeConditionType]v1.ConditionStatus{"NetworkReady": v1.ConditionFalse}
 )
 
-// The cases mirror node-readiness-controller's controller tests (reference §2.5).
+// The cases mirror node-readiness-controller's controller tests
+// (internal/controller/nodereadinessrule_controller_test.go and
+// internal/controller/node_controller_test.go).
 func TestRuleBootstrapOnly(t *testing.T) {
 	r := rule(BootstrapOnly)
 	t.Run("taint removed when conditions are met, UID marker in the same change", func(t *testing.T) {
@@ -223,44 +224,5 @@ func TestRuleDryRun(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestValidateRule mirrors the webhook's single-rule checks.
-func TestValidateRule(t *testing.T) {
-	ok := rule(Continuous)
-	mod := func(f func(*Rule)) Rule { r := rule(Continuous); f(&r); return r }
-	if err := ValidateRule(ok); err != nil {
-		t.Fatalf("valid rule rejected: %v", err)
-	}
-	cases := map[string]Rule{
-		"empty nodeSelector":                mod(func(r *Rule) { r.NodeSelector = metav1.LabelSelector{} }),
-		"defaultStatus with bootstrap-only": mod(func(r *Rule) { r.Mode = BootstrapOnly; r.Conditions[0].DefaultStatus = v1.ConditionTrue }),
-		"anyOf with bootstrap-only":         mod(func(r *Rule) { r.Mode = BootstrapOnly; r.Policy = AnyOf }),
-		"no conditions":                     mod(func(r *Rule) { r.Conditions = nil }),
-		"repeated condition type":           mod(func(r *Rule) { r.Conditions = append(r.Conditions, r.Conditions[0]) }),
-		"bad required status":               mod(func(r *Rule) { r.Conditions[0].RequiredStatus = "Yes" }),
-		"taint outside readiness.k8s.io/":   mod(func(r *Rule) { r.Taint.Key = "example.com/network" }),
-		"taint key with two slashes":        mod(func(r *Rule) { r.Taint.Key = "readiness.k8s.io/a/b" }),
-		"taint name too long":               mod(func(r *Rule) { r.Taint.Key = RuleTaintPrefix + strings.Repeat("a", 64) }),
-		"taint value too long":              mod(func(r *Rule) { r.Taint.Value = strings.Repeat("a", 64) }),
-		"bad effect":                        mod(func(r *Rule) { r.Taint.Effect = "Never" }),
-		"unknown mode":                      mod(func(r *Rule) { r.Mode = "" }),
-		"unknown policy":                    mod(func(r *Rule) { r.Policy = "mostOf" }),
-		"no name":                           mod(func(r *Rule) { r.Name = "" }),
-		"33 conditions":                     mod(func(r *Rule) { r.Conditions = make([]ConditionRequirement, 33) }),
-	}
-	for name, r := range cases {
-		t.Run(name, func(t *testing.T) {
-			if err := ValidateRule(r); !errors.Is(err, ErrInvalidOptions) {
-				t.Errorf("err = %v", err)
-			}
-			if _, err := EvaluateRule(r, ruleNode(nil)); err == nil {
-				t.Error("EvaluateRule accepted an invalid rule")
-			}
-		})
-	}
-	if _, err := EvaluateRule(ok, nil); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("nil node: %v", err)
 	}
 }
