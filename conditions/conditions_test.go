@@ -104,27 +104,27 @@ func TestOwnership(t *testing.T) {
 	owned := []v1.PodConditionType{v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
 		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers, v1.AllContainersRestarting}
 	for _, ct := range owned {
-		if !conditions.OwnedByKubelet(ct) || conditions.SharedWithKubelet(ct) || conditions.For(features.V1_37()).Foreign(ct) {
+		if !conditions.OwnedByKubelet(ct) || conditions.SharedWithKubelet(ct) || (conditions.Ownership{Features: features.V1_37()}).Foreign(ct) {
 			t.Errorf("%s: want owned by the v1.37 kubelet", ct)
 		}
 	}
 	for _, ct := range []v1.PodConditionType{"example.com/gate", "www.example.com/feature-1", "Custom", ""} {
-		if conditions.OwnedByKubelet(ct) || conditions.SharedWithKubelet(ct) || !conditions.For(features.Set{}).Foreign(ct) {
+		if conditions.OwnedByKubelet(ct) || conditions.SharedWithKubelet(ct) || !(conditions.Ownership{}).Foreign(ct) {
 			t.Errorf("%s: want foreign", ct)
 		}
 	}
 	if conditions.OwnedByKubelet(v1.DisruptionTarget) || !conditions.SharedWithKubelet(v1.DisruptionTarget) ||
-		conditions.For(features.Set{}).Foreign(v1.DisruptionTarget) {
+		(conditions.Ownership{Features: features.Set{}}).Foreign(v1.DisruptionTarget) {
 		t.Errorf("DisruptionTarget: want shared")
 	}
 	// Gated types follow the features.
-	off := conditions.For(features.Set{NoReadyToStartContainers: true, NoRestartAllContainers: true})
+	off := conditions.Ownership{Features: features.Set{NoReadyToStartContainers: true, NoRestartAllContainers: true}}
 	for _, ct := range []v1.PodConditionType{v1.PodReadyToStartContainers, v1.AllContainersRestarting} {
 		if off.Owned(ct) || !off.Foreign(ct) {
 			t.Errorf("%s with its feature off: want foreign", ct)
 		}
 	}
-	if v134 := conditions.For(features.V1_34()); !v134.Owned(v1.PodReadyToStartContainers) || v134.Owned(v1.AllContainersRestarting) {
+	if v134 := (conditions.Ownership{Features: features.V1_34()}); !v134.Owned(v1.PodReadyToStartContainers) || v134.Owned(v1.AllContainersRestarting) {
 		t.Errorf("v1.34: PodReadyToStartContainers owned %v, AllContainersRestarting owned %v",
 			v134.Owned(v1.PodReadyToStartContainers), v134.Owned(v1.AllContainersRestarting))
 	}

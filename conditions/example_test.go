@@ -38,9 +38,9 @@ func ExampleValidateReadinessGates() {
 	// spec.readinessGates[1]: invalid condition type "example.com/load balancer": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')
 }
 
-func ExampleFor() {
-	v137 := conditions.For(features.V1_37())
-	old := conditions.For(features.Set{NoReadyToStartContainers: true})
+func ExampleOwnership() {
+	v137 := conditions.Ownership{Features: features.V1_37()}
+	old := conditions.Ownership{Features: features.Set{NoReadyToStartContainers: true}}
 	for _, t := range []v1.PodConditionType{v1.PodReady, v1.PodReadyToStartContainers, v1.DisruptionTarget, "example.com/lb"} {
 		fmt.Printf("%s: owned=%v shared=%v foreign=%v; without PodReadyToStartContainers owned=%v\n",
 			t, v137.Owned(t), v137.Shared(t), v137.Foreign(t), old.Owned(t))

@@ -6,7 +6,8 @@ import (
 	"github.com/podstatus/podstatus/features"
 )
 
-// Ownership tells which condition types the kubelet writes for a given feature set.
+// Ownership tells which condition types the kubelet writes for the feature set
+// Features. The zero value is the kubelet v1.37.0 with default gates.
 //
 // Owned types are written only by the kubelet: its value replaces the server's. The shared
 // type (DisruptionTarget) is written by the kubelet and by others (the eviction API, the
@@ -14,11 +15,10 @@ import (
 // other type (readiness gates, custom conditions) is foreign: the kubelet reads it but
 // never writes it.
 type Ownership struct {
-	features features.Set
+	// Features selects version-dependent behaviour: which of PodReadyToStartContainers
+	// and AllContainersRestarting the kubelet owns.
+	Features features.Set
 }
-
-// For returns the ownership rules for the feature set f.
-func For(f features.Set) Ownership { return Ownership{features: f} }
 
 // Owned reports whether the kubelet owns condition type t: PodScheduled, Ready,
 // Initialized, ContainersReady, PodResizeInProgress, PodResizePending, plus
@@ -29,9 +29,9 @@ func (o Ownership) Owned(t v1.PodConditionType) bool {
 		v1.PodResizeInProgress, v1.PodResizePending:
 		return true
 	case v1.PodReadyToStartContainers:
-		return o.features.ReadyToStartContainers()
+		return o.Features.ReadyToStartContainers()
 	case v1.AllContainersRestarting:
-		return o.features.RestartAllContainers()
+		return o.Features.RestartAllContainers()
 	}
 	return false
 }
@@ -44,7 +44,7 @@ func (o Ownership) Shared(t v1.PodConditionType) bool { return t == v1.Disruptio
 func (o Ownership) Foreign(t v1.PodConditionType) bool { return !o.Owned(t) && !o.Shared(t) }
 
 // OwnedByKubelet reports whether the kubelet v1.37.0 (default gates) owns condition type
-// t. Use For(f).Owned for another feature set.
+// t. Use Ownership{Features: f}.Owned for another feature set.
 func OwnedByKubelet(t v1.PodConditionType) bool { return Ownership{}.Owned(t) }
 
 // SharedWithKubelet reports whether the kubelet shares condition type t with other

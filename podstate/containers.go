@@ -16,13 +16,10 @@ const (
 	// ReasonPodInitializing: a container of a pod with init containers has not been
 	// created yet.
 	ReasonPodInitializing = "PodInitializing"
-	// ReasonContainerStatusUnknown: a container that was running can no longer be found.
-	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
 
-	msgUnknownTerminated = "The container could not be located when the pod was terminated"
-	msgUnknownDeleted    = "The container could not be located when the pod was deleted.  The container used to be Running"
-	msgRestartingAll     = "The container is removed because RestartAllContainers in place"
-	msgInitAssumedDone   = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
+	msgUnknownDeleted  = "The container could not be located when the pod was deleted.  The container used to be Running"
+	msgRestartingAll   = "The container is removed because RestartAllContainers in place"
+	msgInitAssumedDone = "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally"
 )
 
 // kind says which list of the spec a container belongs to.
@@ -91,7 +88,7 @@ func (g *gen) missing(c *v1.Container, o *v1.ContainerStatus, waitReason string,
 		s.State.Waiting != nil && s.State.Waiting.Reason == waitReason && s.LastTerminationState.Terminated == nil:
 		// It was running and is gone: show it stopped rather than waiting, so the pod
 		// does not fall back to Pending.
-		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{Reason: ReasonContainerStatusUnknown, Message: msgUnknownDeleted, ExitCode: 137}
+		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{Reason: readiness.ReasonContainerStatusUnknown, Message: msgUnknownDeleted, ExitCode: 137}
 		if g.pod.DeletionTimestamp == nil {
 			s.RestartCount++
 		}
@@ -152,11 +149,11 @@ func (g *gen) fromFact(c *v1.Container, f *Container, o *v1.ContainerStatus) v1.
 	case f.State.Waiting != nil:
 		s.State.Waiting = f.State.Waiting.DeepCopy()
 	case o != nil && o.State.Running != nil:
-		reason := ReasonContainerStatusUnknown
+		reason := readiness.ReasonContainerStatusUnknown
 		if g.restartingAll {
 			reason = readiness.ReasonRestartingAllContainers
 		}
-		s.State.Terminated = &v1.ContainerStateTerminated{Reason: reason, Message: msgUnknownTerminated, ExitCode: 137}
+		s.State.Terminated = &v1.ContainerStateTerminated{Reason: reason, Message: readiness.MessageContainerNotLocated, ExitCode: 137}
 		s.RestartCount = o.RestartCount + 1
 	default:
 		s.State.Waiting = &v1.ContainerStateWaiting{}

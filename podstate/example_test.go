@@ -55,17 +55,17 @@ func ExampleGenerate() {
 
 // Without a status manager, Stamp sets the transition times, the start time and the
 // observed generation against the previous status.
-func ExampleStamp() {
+func ExampleInput_Stamp() {
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}
 	in := podstate.Input{Pod: pod} // no sandbox yet
 	now := metav1.NewTime(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	first, _ := podstate.Generate(in)
-	podstate.Stamp(pod, &first, in.Base(), now)
+	in.Stamp(&first, now)
 
 	in.Previous = &first
 	in.Sandboxes = []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}}
 	second, _ := podstate.Generate(in)
-	podstate.Stamp(pod, &second, in.Base(), metav1.NewTime(now.Add(3*time.Second)))
+	in.Stamp(&second, metav1.NewTime(now.Add(3*time.Second)))
 
 	for _, c := range second.Conditions {
 		fmt.Println(c.Type, c.Status, c.LastTransitionTime.UTC().Format(time.TimeOnly))

@@ -1,13 +1,14 @@
 package podstate
 
 import (
-	"errors"
 	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/readiness"
 )
 
@@ -25,7 +26,6 @@ type gen struct {
 	pod      *v1.Pod
 	base     *v1.PodStatus
 	features features.Set
-	opts     []readiness.Option
 	facts    map[string]*Container
 	rro      bool
 	// regularCreated: the runtime has a regular container in a known state (the
@@ -36,7 +36,7 @@ type gen struct {
 }
 
 // Generate returns the status the kubelet v1.37.0's generateAPIPodStatus would produce for
-// in (or the version selected with readiness.WithFeatures):
+// in (or the version selected by in.Features):
 //
 //   - the container statuses, one per container of the spec (init in spec order, regular
 //     and ephemeral by name), with Started and Ready set as the prober sets them;
@@ -55,33 +55,33 @@ type gen struct {
 // Every lastTransitionTime Generate writes is zero, and startTime and the pod-level
 // observedGeneration are unset: in the kubelet the status manager sets them when it
 // accepts the status, and status.Manager.SetPodStatus does the same. Callers without a
-// manager use Stamp.
+// manager use Input.Stamp.
 //
 // One deliberate difference: the kubelet derives the phase before its prober updates
 // Started, from the Started of the previous status, and catches up one sync later.
 // Generate derives it after, so that the phase and the containers' Started and Ready of one
 // status agree; it is the phase the kubelet settles on.
 //
-// The error is non-nil only for malformed input: a nil Pod, two containers of one name in
-// the spec, or two facts of one name.
-func Generate(in Input, opts ...readiness.Option) (v1.PodStatus, error) {
-	if in.Pod == nil {
-		return v1.PodStatus{}, errors.New("podstate: input has no pod (Input.Pod is nil)")
+// The error is non-nil only for malformed input (a nil Pod, two containers of one name in
+// the spec, or two facts of one name) and is then a *readiness.InputError.
+func Generate(in Input) (v1.PodStatus, error) {
+	if err := readiness.CheckPod(in.Pod); err != nil {
+		return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", err)
 	}
 	pod := in.Pod
 	g := &gen{
 		in:       &in,
 		pod:      pod,
 		base:     in.base(),
-		features: readiness.ResolveFeatures(opts...),
-		opts:     opts,
+		features: in.Features,
 		facts:    make(map[string]*Container, len(in.Containers)),
 		rro:      in.RecursiveReadOnlyMounts,
 	}
 	for i := range in.Containers {
 		f := &in.Containers[i]
 		if _, dup := g.facts[f.Name]; dup {
-			return v1.PodStatus{}, fmt.Errorf("podstate: pod %s/%s: two runtime facts for container %q", pod.Namespace, pod.Name, f.Name)
+			return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", &readiness.InputError{
+				Namespace: pod.Namespace, Name: pod.Name, Field: "Containers", Problem: "two runtime facts for container " + strconv.Quote(f.Name)})
 		}
 		g.facts[f.Name] = f
 	}
@@ -116,14 +116,15 @@ func Generate(in Input, opts ...readiness.Option) (v1.PodStatus, error) {
 		ContainerStatuses:     s.ContainerStatuses,
 		Terminal:              in.Terminal,
 		Initialized:           g.activeRegularContainer(),
-	}, opts...)
+		Features:              in.Features,
+	})
 	if err != nil {
-		return v1.PodStatus{}, fmt.Errorf("podstate: %w", err)
+		return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", err)
 	}
 	g.setPhase(&s, phase)
 
 	if err := g.setConditions(&s); err != nil {
-		return v1.PodStatus{}, fmt.Errorf("podstate: %w", err)
+		return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", err)
 	}
 	g.setHostIPs(&s)
 	return s, nil
@@ -132,14 +133,7 @@ func Generate(in Input, opts ...readiness.Option) (v1.PodStatus, error) {
 // setPhase applies the kubelet's terminal-phase rules to the derived phase.
 func (g *gen) setPhase(s *v1.PodStatus, phase v1.PodPhase) {
 	api := g.pod.Status.Phase
-	if !terminal(phase) {
-		switch {
-		case terminal(g.base.Phase):
-			phase = g.base.Phase
-		case terminal(api):
-			phase = api
-		}
-	}
+	phase = accept.FinalPhase(phase, g.base.Phase, api)
 	s.Phase = phase
 	if phase == g.base.Phase {
 		s.Reason, s.Message = g.base.Reason, g.base.Message
@@ -153,17 +147,17 @@ func (g *gen) setPhase(s *v1.PodStatus, phase v1.PodPhase) {
 	if e := g.in.Eviction; e != nil {
 		s.Phase, s.Reason, s.Message = v1.PodFailed, e.Reason, e.Message
 	}
-	if terminal(api) && s.Phase != api {
+	if accept.Leaves(api, s.Phase) {
 		s.Phase = api // a pod never leaves a terminal phase the server shows
 	}
 }
 
-func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+func terminal(p v1.PodPhase) bool { return accept.Terminal(p) }
 
 // setConditions writes the conditions in the kubelet's order.
 func (g *gen) setConditions(s *v1.PodStatus) error {
 	pod, base := g.pod, g.base
-	own := conditions.For(g.features)
+	own := conditions.Ownership{Features: g.features}
 	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+8)
 	for i := range pod.Status.Conditions {
 		if c := &pod.Status.Conditions[i]; !own.Owned(c.Type) {
@@ -196,8 +190,9 @@ func (g *gen) setConditions(s *v1.PodStatus) error {
 		Conditions:            conds,
 		Sandboxes:             g.in.Sandboxes,
 		OldStatus:             base,
+		Features:              g.features,
 	}
-	r, err := readiness.Evaluate(ein, g.opts...)
+	r, err := readiness.Evaluate(ein)
 	if err != nil {
 		return err
 	}
@@ -208,7 +203,7 @@ func (g *gen) setConditions(s *v1.PodStatus) error {
 	if g.gateReadsOwnCondition() {
 		// Ready reads the conditions accumulated so far, which now include the two above.
 		ein.Conditions = conds
-		if r, err = readiness.Evaluate(ein, g.opts...); err != nil {
+		if r, err = readiness.Evaluate(ein); err != nil {
 			return err
 		}
 	}

@@ -76,9 +76,12 @@ func webPod() *v1.Pod {
 	}
 }
 
-func generate(t *testing.T, in podstate.Input, opts ...readiness.Option) v1.PodStatus {
+func generate(t *testing.T, in podstate.Input, fs ...features.Set) v1.PodStatus {
 	t.Helper()
-	s, err := podstate.Generate(in, opts...)
+	for _, f := range fs {
+		in.Features = f
+	}
+	s, err := podstate.Generate(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +184,7 @@ func TestGenerateSlowSandbox(t *testing.T) {
 		t.Errorf("PodReadyToStartContainers = %+v", c)
 	}
 	// Without sandbox diagnostics (v1.34) the False condition has no reason.
-	s = generate(t, in, readiness.WithFeatures(features.V1_34()))
+	s = generate(t, in, features.V1_34())
 	if c := conds(s)[1]; c != cond(v1.PodReadyToStartContainers, F) {
 		t.Errorf("v1.34 PodReadyToStartContainers = %+v", c)
 	}
@@ -227,7 +230,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	cs := s.ContainerStatuses[0]
 	lt := cs.LastTerminationState.Terminated
-	if cs.State.Waiting == nil || lt == nil || lt.Reason != podstate.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
+	if cs.State.Waiting == nil || lt == nil || lt.Reason != readiness.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
 		t.Errorf("vanished running container: %+v", cs)
 	}
 	if s.PodIP != "" {
@@ -243,7 +246,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	// kubelet can tell.
 	in.Containers = []podstate.Container{{Name: "app", ContainerID: "containerd://abc", RestartCount: 2}}
 	s = generate(t, in)
-	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != podstate.ReasonContainerStatusUnknown {
+	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != readiness.ReasonContainerStatusUnknown {
 		t.Errorf("unknown state: %+v", s.ContainerStatuses[0].State)
 	}
 }
@@ -489,7 +492,7 @@ func TestGenerateObservedGeneration(t *testing.T) {
 			t.Errorf("%s observedGeneration %d, want 4", c.Type, c.ObservedGeneration)
 		}
 	}
-	s = generate(t, in, readiness.WithFeatures(features.Set{NoObservedGenerationTracking: true}))
+	s = generate(t, in, features.Set{NoObservedGenerationTracking: true})
 	for _, c := range s.Conditions {
 		if c.ObservedGeneration != 0 {
 			t.Errorf("without tracking: %s observedGeneration %d, want 0", c.Type, c.ObservedGeneration)
@@ -632,7 +635,7 @@ func TestGenerateAllContainersRestarting(t *testing.T) {
 		t.Errorf("removed container: %+v", s.ContainerStatuses[0].State)
 	}
 	// Without the feature there is no such condition.
-	s = generate(t, in, readiness.WithFeatures(features.V1_34()))
+	s = generate(t, in, features.V1_34())
 	for _, c := range s.Conditions {
 		if c.Type == v1.AllContainersRestarting {
 			t.Error("AllContainersRestarting with the feature off")
@@ -660,7 +663,8 @@ func TestStamp(t *testing.T) {
 		{Type: v1.ContainersReady, Status: T},
 		{Type: v1.PodScheduled, Status: T, LastTransitionTime: t1},
 	}}
-	podstate.Stamp(pod, s, old, t1)
+	in := podstate.Input{Pod: pod, Previous: old}
+	in.Stamp(s, t1)
 	sec := metav1.NewTime(t0.Add(90 * time.Second))
 	want := map[v1.PodConditionType]metav1.Time{
 		"example.com/lb": t0, v1.PodInitialized: {}, v1.PodReady: sec, v1.ContainersReady: sec, v1.PodScheduled: t0,
@@ -674,7 +678,9 @@ func TestStamp(t *testing.T) {
 		t.Errorf("startTime %v observedGeneration %d", s.StartTime, s.ObservedGeneration)
 	}
 	s2 := &v1.PodStatus{}
-	podstate.Stamp(pod, s2, nil, t1)
+	pod.Status = v1.PodStatus{}
+	in = podstate.Input{Pod: pod}
+	in.Stamp(s2, t1)
 	if !s2.StartTime.Equal(&sec) || s2.ObservedGeneration != 3 {
 		t.Errorf("no old status: startTime %v observedGeneration %d", s2.StartTime, s2.ObservedGeneration)
 	}

@@ -3,6 +3,7 @@ package podstate
 import (
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/sandbox"
 )
 
@@ -54,6 +55,9 @@ type Input struct {
 	// recursive read-only mounts; it decides the recursiveReadOnly of a read-only volume
 	// mount with mode IfPossible in the container statuses.
 	RecursiveReadOnlyMounts bool
+	// Features selects version-dependent behaviour. The zero value is the kubelet
+	// v1.37.0 with default gates.
+	Features features.Set
 }
 
 // Eviction is a decision to fail a pod, with the reason and message the status carries.

@@ -90,7 +90,7 @@ func TestApply(t *testing.T) {
 
 func TestApplyKeepsConditionsItDoesNotWrite(t *testing.T) {
 	in := notReadyInput()
-	r := evaluate(t, in, readiness.WithFeatures(features.Set{NoReadyToStartContainers: true}))
+	r := evaluate(t, in, features.Set{NoReadyToStartContainers: true})
 	existing := withLTT(cond(v1.PodReadyToStartContainers, v1.ConditionFalse, "Someone", "else's"), at(0))
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{existing}}
 	readiness.Apply(&s, r, at(1))

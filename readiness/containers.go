@@ -1,11 +1,15 @@
 package readiness
 
-import v1 "k8s.io/api/core/v1"
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/features"
+)
 
 // IsSidecar reports whether init container c is a sidecar: a restartable init container
 // (restartPolicy Always), unless f turns sidecars off (Features.NoSidecars, an API server
 // that strips the field). Every package of podstatus asks this one question the same way.
-func IsSidecar(c *v1.Container, f Features) bool {
+func IsSidecar(c *v1.Container, f features.Set) bool {
 	return f.Sidecars() && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 

@@ -1,6 +1,7 @@
 package readiness
 
 import (
+	"fmt"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -9,22 +10,28 @@ import (
 )
 
 // Evaluate computes the four kubelet-owned readiness conditions for in, exactly as the
-// kubelet v1.37.0 generates them (or as the version selected with WithFeatures does).
+// kubelet v1.37.0 generates them (or as the version selected by in.Features does).
 //
-// The error is non-nil only for malformed input: a nil Pod, or two containers of one
-// name. Evaluate never mutates in and, on a ready pod, does not allocate.
-func Evaluate(in Input, opts ...Option) (r Result, err error) {
-	v, err := newView(&in, newConfig(opts))
+// The error is non-nil only for malformed input (a nil Pod, or two containers of one
+// name) and is then an *InputError. Evaluate never mutates in and, on a ready pod, does
+// not allocate.
+func Evaluate(in Input) (Result, error) {
+	v, err := newView(&in)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("readiness: Evaluate: %w", err)
 	}
-	if v.cfg.features.ReadyToStartContainers() {
+	return v.evaluate(), nil
+}
+
+// evaluate computes the four conditions through v.
+func (v *view) evaluate() (r Result) {
+	if v.in.Features.ReadyToStartContainers() {
 		v.readyToStartContainers(&r.PodReadyToStartContainers)
 	}
 	v.initialized(&r.Initialized)
 	v.containersReady(&r.ContainersReady)
 	v.ready(&r.Ready, &r.ContainersReady)
-	return r, nil
+	return r
 }
 
 // containersReady: every sidecar and regular container has a status and is Ready.
@@ -147,7 +154,7 @@ func (v *view) initialized(c *v1.PodCondition) {
 		// whose init containers are done, the status scan of anyRegularStarted is skipped.
 		c.Status = v1.ConditionTrue
 		return
-	case v.cfg.features.RestartAllContainers() && v.oldInitializedTrue():
+	case v.in.Features.RestartAllContainers() && v.oldInitializedTrue():
 		// Initialized stays True while all containers restart in place.
 		c.Status = v1.ConditionTrue
 		return
@@ -199,7 +206,7 @@ func (v *view) readyToStartContainers(c *v1.PodCondition) {
 		return
 	}
 	c.Status = v1.ConditionFalse
-	if v.cfg.features.SandboxDiagnostics() {
+	if v.in.Features.SandboxDiagnostics() {
 		c.Reason, c.Message = ReasonPodSandboxNotReady, problem
 	}
 }

@@ -84,9 +84,12 @@ func inputs(spec v1.PodSpec, joined []v1.ContainerStatus, phase v1.PodPhase) map
 	return map[string]readiness.Input{"flat": flat, "split": split}
 }
 
-func evaluate(t *testing.T, in readiness.Input, opts ...readiness.Option) readiness.Result {
+func evaluate(t *testing.T, in readiness.Input, fs ...features.Set) readiness.Result {
 	t.Helper()
-	r, err := readiness.Evaluate(in, opts...)
+	for _, f := range fs {
+		in.Features = f
+	}
+	r, err := readiness.Evaluate(in)
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
@@ -295,7 +298,7 @@ func TestReadyToStartContainersUpstreamCases(t *testing.T) {
 			}
 			want := c.want
 			want.Reason, want.Message = "", ""
-			if diff := cmp.Diff(want, evaluate(t, in, readiness.WithFeatures(features.V1_34())).PodReadyToStartContainers); diff != "" {
+			if diff := cmp.Diff(want, evaluate(t, in, features.V1_34()).PodReadyToStartContainers); diff != "" {
 				t.Errorf("v1.34 PodReadyToStartContainers (-want +got):\n%s", diff)
 			}
 		})
@@ -499,7 +502,7 @@ func TestFeatureVariants(t *testing.T) {
 	}
 	t.Run("V1_34 has no sandbox reason", func(t *testing.T) {
 		in := readyPod(0)
-		got := evaluate(t, in, readiness.WithFeatures(features.V1_34()))
+		got := evaluate(t, in, features.V1_34())
 		if got.PodReadyToStartContainers != cond(v1.PodReadyToStartContainers, v1.ConditionFalse, "", "") {
 			t.Errorf("v1.34: %+v", got.PodReadyToStartContainers)
 		}
@@ -508,12 +511,12 @@ func TestFeatureVariants(t *testing.T) {
 			t.Errorf("v1.37: %+v", got.PodReadyToStartContainers)
 		}
 		in.Sandboxes = []sandbox.Status{{Ready: true, IP: "10.0.0.1"}}
-		if got := evaluate(t, in, readiness.WithFeatures(features.V1_34())); got.PodReadyToStartContainers.Status != v1.ConditionTrue {
+		if got := evaluate(t, in, features.V1_34()); got.PodReadyToStartContainers.Status != v1.ConditionTrue {
 			t.Errorf("v1.34 with a sandbox: %+v", got.PodReadyToStartContainers)
 		}
 	})
 	t.Run("NoReadyToStartContainers leaves the condition out", func(t *testing.T) {
-		f := readiness.WithFeatures(features.Set{NoReadyToStartContainers: true})
+		f := features.Set{NoReadyToStartContainers: true}
 		got := evaluate(t, readyPod(0), f)
 		if got.PodReadyToStartContainers != (v1.PodCondition{}) {
 			t.Errorf("PodReadyToStartContainers = %+v, want the zero condition", got.PodReadyToStartContainers)
@@ -534,7 +537,7 @@ func TestFeatureVariants(t *testing.T) {
 		}
 	})
 	t.Run("observedGeneration", func(t *testing.T) {
-		off := readiness.WithFeatures(features.Set{NoObservedGenerationTracking: true})
+		off := features.Set{NoObservedGenerationTracking: true}
 		in := readyPod(5)
 		gens := func(r readiness.Result) [4]int64 {
 			return [4]int64{r.PodReadyToStartContainers.ObservedGeneration, r.Initialized.ObservedGeneration,
@@ -574,7 +577,7 @@ func TestFeatureVariants(t *testing.T) {
 		if got.Initialized != cond(v1.PodInitialized, v1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [s]") {
 			t.Errorf("sidecars: Initialized = %+v", got.Initialized)
 		}
-		got = evaluate(t, in, readiness.WithFeatures(features.Set{NoSidecars: true}))
+		got = evaluate(t, in, features.Set{NoSidecars: true})
 		if got.Initialized.Status != v1.ConditionTrue {
 			t.Errorf("no sidecars: Initialized = %+v (s is Ready, so a plain init container is done)", got.Initialized)
 		}
@@ -583,7 +586,7 @@ func TestFeatureVariants(t *testing.T) {
 		if got.ContainersReady.Message != "containers with unready status: [s]" {
 			t.Errorf("sidecars: ContainersReady = %+v", got.ContainersReady)
 		}
-		got = evaluate(t, in, readiness.WithFeatures(features.Set{NoSidecars: true}))
+		got = evaluate(t, in, features.Set{NoSidecars: true})
 		if got.ContainersReady.Status != v1.ConditionTrue {
 			t.Errorf("no sidecars: ContainersReady = %+v (plain init containers do not count)", got.ContainersReady)
 		}
@@ -601,7 +604,7 @@ func TestFeatureVariants(t *testing.T) {
 		}
 		notInit := cond(v1.PodInitialized, v1.ConditionFalse, "ContainersNotInitialized", "containers with incomplete status: [i]")
 		for name, f := range map[string]features.Set{"off": {NoRestartAllContainers: true}, "v1.34": features.V1_34()} {
-			if got := evaluate(t, in, readiness.WithFeatures(f)); got.Initialized != notInit {
+			if got := evaluate(t, in, f); got.Initialized != notInit {
 				t.Errorf("%s: Initialized = %+v", name, got.Initialized)
 			}
 		}
@@ -666,9 +669,9 @@ func TestMalformedInput(t *testing.T) {
 	if _, err := readiness.Evaluate(readiness.Input{Pod: &v1.Pod{Spec: many(40, false)}}); err != nil {
 		t.Errorf("large valid spec: %v", err)
 	}
-	// Nil option and odd-but-valid values do not panic.
-	if _, err := readiness.Evaluate(readiness.Input{Pod: &v1.Pod{}}, nil); err != nil {
-		t.Errorf("nil option: %v", err)
+	// An empty pod is valid.
+	if _, err := readiness.Evaluate(readiness.Input{Pod: &v1.Pod{}}); err != nil {
+		t.Errorf("empty pod: %v", err)
 	}
 }
 
@@ -689,14 +692,15 @@ func TestEvaluateReadyDoesNotAllocate(t *testing.T) {
 			if allocs != 0 {
 				t.Errorf("%d containers, %d gates: %v allocs per Evaluate of a ready pod, want 0", n, g, allocs)
 			}
-			opt := readiness.WithFeatures(features.Set{NoObservedGenerationTracking: true})
+			old := in
+			old.Features = features.Set{NoObservedGenerationTracking: true}
 			allocs = testing.AllocsPerRun(100, func() {
-				if _, err := readiness.Evaluate(in, opt); err != nil {
+				if _, err := readiness.Evaluate(old); err != nil {
 					t.Fatal(err)
 				}
 			})
 			if allocs != 0 {
-				t.Errorf("%d containers, %d gates, with an option: %v allocs per Evaluate of a ready pod, want 0", n, g, allocs)
+				t.Errorf("%d containers, %d gates, with a feature set: %v allocs per Evaluate of a ready pod, want 0", n, g, allocs)
 			}
 		}
 	}

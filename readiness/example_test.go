@@ -80,8 +80,9 @@ func ExampleExplain() {
 
 func ExampleApply() {
 	in := readiness.Input{Pod: &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}},
-		Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: true}}}
-	r, _ := readiness.Evaluate(in, readiness.WithFeatures(features.Set{NoReadyToStartContainers: true}))
+		Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: true}},
+		Features: features.Set{NoReadyToStartContainers: true}}
+	r, _ := readiness.Evaluate(in)
 
 	t1 := metav1.NewTime(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC))
 	t2 := metav1.NewTime(time.Date(2026, 1, 1, 0, 2, 0, 0, time.UTC))
@@ -103,10 +104,12 @@ func ExampleApply() {
 	// ContainersReady False PodCompleted 00:02:00
 }
 
-func ExampleWithFeatures() {
+// Input.Features selects the behaviour of an older kubelet; the zero value is v1.37.0.
+func ExampleInput_features() {
 	in := readiness.Input{Pod: &v1.Pod{}, InitContainerStatuses: []v1.ContainerStatus{}}
 	for _, f := range []features.Set{features.V1_37(), features.V1_34()} {
-		r, _ := readiness.Evaluate(in, readiness.WithFeatures(f))
+		in.Features = f
+		r, _ := readiness.Evaluate(in)
 		c := r.PodReadyToStartContainers
 		fmt.Printf("%s=%s reason=%q message=%q\n", c.Type, c.Status, c.Reason, c.Message)
 	}

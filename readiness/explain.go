@@ -62,13 +62,13 @@ type GateStatus struct {
 }
 
 // Explain evaluates in like Evaluate and returns why the pod is or is not ready. The error
-// is non-nil only for malformed input, as with Evaluate.
-func Explain(in Input, opts ...Option) (Explanation, error) {
-	r, err := Evaluate(in, opts...)
+// is non-nil only for malformed input and is then an *InputError, as with Evaluate.
+func Explain(in Input) (Explanation, error) {
+	v, err := newView(&in)
 	if err != nil {
-		return Explanation{}, err
+		return Explanation{}, fmt.Errorf("readiness: Explain: %w", err)
 	}
-	v, _ := newView(&in, newConfig(opts))
+	r := v.evaluate()
 	e := Explanation{Result: r, Ready: r.Ready.Status == v1.ConditionTrue, Phase: in.Phase, StatusesUnknown: !v.known}
 
 	for i := range v.spec.InitContainers {
@@ -113,7 +113,7 @@ func Explain(in Input, opts ...Option) (Explanation, error) {
 			e.NotTrueGates = append(e.NotTrueGates, GateStatus{Type: g.ConditionType, Status: gc.Status})
 		}
 	}
-	if v.cfg.features.ReadyToStartContainers() || len(in.Sandboxes) > 0 {
+	if v.in.Features.ReadyToStartContainers() || len(in.Sandboxes) > 0 {
 		e.Sandbox = sandbox.Problem(in.Pod, in.Sandboxes)
 	}
 	return e, nil

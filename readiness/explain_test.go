@@ -154,9 +154,9 @@ func TestExplain(t *testing.T) {
 // TestExplainSandboxFollowsFeatures: with PodReadyToStartContainers off the sandbox is
 // only explained when sandboxes were given.
 func TestExplainSandboxFollowsFeatures(t *testing.T) {
-	in := readiness.Input{Pod: &v1.Pod{}, InitContainerStatuses: []v1.ContainerStatus{}}
-	off := readiness.WithFeatures(features.Set{NoReadyToStartContainers: true})
-	e, err := readiness.Explain(in, off)
+	in := readiness.Input{Pod: &v1.Pod{}, InitContainerStatuses: []v1.ContainerStatus{},
+		Features: features.Set{NoReadyToStartContainers: true}}
+	e, err := readiness.Explain(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestExplainSandboxFollowsFeatures(t *testing.T) {
 		t.Errorf("feature off, no sandboxes: %+v", e)
 	}
 	in.Sandboxes = []sandbox.Status{{Ready: true}}
-	e, _ = readiness.Explain(in, off)
+	e, _ = readiness.Explain(in)
 	if e.Sandbox != sandbox.ReasonNoIP {
 		t.Errorf("feature off, sandbox without IP: Sandbox = %q", e.Sandbox)
 	}
-	in.Sandboxes = nil
+	in.Sandboxes, in.Features = nil, features.Set{}
 	e, _ = readiness.Explain(in)
 	if e.Sandbox != sandbox.ReasonNoSandbox || e.Result.PodReadyToStartContainers.Message != sandbox.ReasonNoSandbox {
 		t.Errorf("feature on, no sandboxes: %+v", e)

@@ -61,9 +61,9 @@ func FuzzEvaluate(f *testing.F) {
 			Pod: fi.Pod, Phase: fi.Phase,
 			InitContainerStatuses: fi.InitContainerStatuses, ContainerStatuses: fi.ContainerStatuses,
 			Conditions: fi.Conditions, Sandboxes: fi.Sandboxes, OldStatus: fi.OldStatus,
+			Features: fi.Features,
 		}
-		opt := readiness.WithFeatures(fi.Features)
-		r, err := readiness.Evaluate(in, opt)
+		r, err := readiness.Evaluate(in)
 		if wantErr := malformed(in.Pod); wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), wantErr) {
 				t.Fatalf("malformed input (%s) gave error %v", wantErr, err)
@@ -76,9 +76,9 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			t.Fatalf("well-formed input rejected: %v", err)
 		}
-		readinesstest.CheckInvariants(t, fi.Features, in, r)
-		readinesstest.CheckPure(t, in, opt)
-		if e, err := readiness.Explain(in, opt); err != nil || e.Result != r {
+		readinesstest.CheckInvariants(t, in, r)
+		readinesstest.CheckPure(t, in)
+		if e, err := readiness.Explain(in); err != nil || e.Result != r {
 			t.Fatalf("Explain: %v, %+v versus %+v", err, e.Result, r)
 		} else {
 			_ = e.String()

@@ -7,10 +7,6 @@ import (
 	"github.com/podstatus/podstatus/sandbox"
 )
 
-// Features selects version-dependent behaviour; the zero value is v1.37.0. It is the
-// features.Set type, re-exported here so that callers of this package need one import.
-type Features = features.Set
-
 // Input is everything the engine reads. Only Pod is required.
 type Input struct {
 	// Pod supplies the spec (containers, init containers, readiness gates, hostNetwork)
@@ -36,6 +32,9 @@ type Input struct {
 	// OldStatus is the previous status, for observedGeneration and the sticky Initialized
 	// rule. nil means "no previous status" and is the same as an empty v1.PodStatus.
 	OldStatus *v1.PodStatus
+	// Features selects version-dependent behaviour. The zero value is the kubelet
+	// v1.37.0 with default gates.
+	Features features.Set
 }
 
 // Result holds the four conditions the engine computes. LastTransitionTime and
@@ -60,30 +59,4 @@ func (r Result) Conditions() []v1.PodCondition {
 		out = append(out, r.PodReadyToStartContainers)
 	}
 	return append(out, r.Initialized, r.Ready, r.ContainersReady)
-}
-
-// Option configures Evaluate and Explain.
-//
-// An Option maps a configuration value to a new one rather than writing through a
-// pointer, so that applying options does not make the configuration escape to the heap:
-// Evaluate of a ready pod stays allocation-free with options too.
-type Option func(config) config
-
-type config struct {
-	features features.Set
-}
-
-// WithFeatures selects the version-dependent behaviour to evaluate with.
-func WithFeatures(f features.Set) Option {
-	return func(c config) config { c.features = f; return c }
-}
-
-func newConfig(opts []Option) config {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			c = o(c)
-		}
-	}
-	return c
 }

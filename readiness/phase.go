@@ -1,10 +1,11 @@
 package readiness
 
 import (
-	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/features"
 )
 
 // ReasonRestartingAllContainers is the reason the kubelet (v1.35 and later, feature
@@ -45,10 +46,13 @@ type PhaseInput struct {
 	// pod re-initializes. Without a runtime view, "some regular container status is
 	// Running or Terminated and belongs to the current sandbox" is the same test.
 	Initialized bool
+	// Features selects version-dependent behaviour. The zero value is the kubelet
+	// v1.37.0 with default gates.
+	Features features.Set
 }
 
 // Phase derives the pod phase from container statuses exactly as the kubelet v1.37.0's
-// getPhase does (or the version selected with WithFeatures):
+// getPhase does (or the version selected by in.Features):
 //
 //   - Failed when a regular init container failed and will not be restarted (with
 //     container restart rules, the default since v1.35: by its own restartPolicy and
@@ -66,163 +70,184 @@ type PhaseInput struct {
 // Static pods are out of scope: Phase treats every pod as one from the API server (the
 // kubelet does not give a Terminal static pod a terminal phase).
 //
-// The error is non-nil only for malformed input: a nil Pod, or two containers of one name.
-// Phase never mutates its input.
-func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
-	if in.Pod == nil {
-		return "", errors.New("readiness: phase input has no pod (PhaseInput.Pod is nil)")
+// The error is non-nil only for malformed input (a nil Pod, or two containers of one
+// name) and is then an *InputError. Phase never mutates its input.
+func Phase(in PhaseInput) (v1.PodPhase, error) {
+	if err := CheckPod(in.Pod); err != nil {
+		return "", fmt.Errorf("readiness: Phase: %w", err)
 	}
-	spec := &in.Pod.Spec
-	if err := checkNames(spec); err != nil {
-		return "", fmt.Errorf("readiness: phase of pod %s/%s: %w", in.Pod.Namespace, in.Pod.Name, err)
-	}
-	cfg := newConfig(opts)
-	f := cfg.features
-	lookup := func(name string) *v1.ContainerStatus {
-		// The kubelet joins regular statuses first, then init statuses.
-		for i := range in.ContainerStatuses {
-			if in.ContainerStatuses[i].Name == name {
-				return &in.ContainerStatuses[i]
-			}
+	p := phaseCounter{in: &in, spec: &in.Pod.Spec}
+	for i := range p.spec.InitContainers {
+		if c := &p.spec.InitContainers[i]; IsSidecar(c, in.Features) {
+			p.sidecar(c)
+		} else {
+			p.initContainer(c)
 		}
-		for i := range in.InitContainerStatuses {
-			if in.InitContainerStatuses[i].Name == name {
-				return &in.InitContainerStatuses[i]
-			}
-		}
-		return nil
 	}
-	// notRestartable reports whether container c, terminated with t, will stay stopped.
-	notRestartable := func(c *v1.Container, t *v1.ContainerStateTerminated) bool {
-		restart := ContainerShouldRestart(c, spec, t.ExitCode, opts...)
-		if f.RestartAllContainers() && t.Reason == ReasonRestartingAllContainers {
-			restart = true
-		}
-		return !restart
+	for i := range p.spec.Containers {
+		p.regular(&p.spec.Containers[i])
 	}
+	return p.phase(), nil
+}
 
-	var pendingInit, pendingSidecar, failedInit, failedInitFinal int
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		if IsSidecar(c, f) {
-			continue
-		}
-		s := lookup(c.Name)
-		switch {
-		case s == nil, s.State.Running != nil:
-			pendingInit++
-		case s.State.Terminated != nil:
-			if s.State.Terminated.ExitCode != 0 {
-				failedInit++
-				if notRestartable(c, s.State.Terminated) {
-					failedInitFinal++
-				}
-			}
-		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
-			if s.LastTerminationState.Terminated.ExitCode != 0 {
-				failedInit++
-				if notRestartable(c, s.LastTerminationState.Terminated) {
-					failedInitFinal++
-				}
-			}
-		default:
-			pendingInit++
-		}
-	}
+// phaseCounter tallies the containers of one pod as the kubelet's getPhase does.
+type phaseCounter struct {
+	in   *PhaseInput
+	spec *v1.PodSpec
 
-	var unknown, running, waiting, stopped, stoppedFinal, succeeded int
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
-		if !IsSidecar(c, f) {
-			continue
-		}
-		s := lookup(c.Name)
-		switch {
-		case s == nil:
-			unknown++
-		case s.State.Running != nil:
-			if s.Started == nil || !*s.Started {
-				pendingSidecar++
-			}
-			running++
-		case s.State.Terminated != nil:
-			// A stopped sidecar does not count towards the phase.
-		case s.State.Waiting != nil:
-			if s.LastTerminationState.Terminated == nil {
-				pendingSidecar++
-				waiting++
-			}
-		default:
-			pendingSidecar++
-			unknown++
-		}
-	}
-	for i := range spec.Containers {
-		c := &spec.Containers[i]
-		s := lookup(c.Name)
-		switch {
-		case s == nil:
-			unknown++
-		case s.State.Running != nil:
-			running++
-		case s.State.Terminated != nil:
-			stopped++
-			if f.ContainerRestartRules() && notRestartable(c, s.State.Terminated) {
-				stoppedFinal++
-			}
-			if s.State.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		case s.State.Waiting != nil && s.LastTerminationState.Terminated != nil:
-			stopped++
-			if f.ContainerRestartRules() && notRestartable(c, s.LastTerminationState.Terminated) {
-				stoppedFinal++
-			}
-		case s.State.Waiting != nil:
-			waiting++
-		default:
-			unknown++
-		}
-	}
+	// Regular init containers: not yet complete; failed; failed and not to be restarted.
+	pendingInit, failedInit, failedInitFinal int
+	// Sidecars not yet started (or waiting for their first run).
+	pendingSidecar int
+	// Sidecars and regular containers.
+	unknown, running, waiting int
+	// Regular containers only: stopped; stopped and not to be restarted; exited 0.
+	stopped, stoppedFinal, succeeded int
+}
 
-	if f.ContainerRestartRules() {
-		if failedInitFinal > 0 {
-			return v1.PodFailed, nil
+// lookup returns the status named name. The kubelet joins regular statuses first, then
+// init statuses; the first match wins.
+func (p *phaseCounter) lookup(name string) *v1.ContainerStatus {
+	for i := range p.in.ContainerStatuses {
+		if p.in.ContainerStatuses[i].Name == name {
+			return &p.in.ContainerStatuses[i]
 		}
-	} else if failedInit > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
-		return v1.PodFailed, nil
+	}
+	for i := range p.in.InitContainerStatuses {
+		if p.in.InitContainerStatuses[i].Name == name {
+			return &p.in.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// exited returns the termination a stopped container is judged by: its current
+// terminated state, or, while it waits to run again, its last one (nil when it has none).
+func exited(s *v1.ContainerStatus) *v1.ContainerStateTerminated {
+	switch {
+	case s.State.Terminated != nil:
+		return s.State.Terminated
+	case s.State.Waiting != nil:
+		return s.LastTerminationState.Terminated
+	}
+	return nil
+}
+
+// final reports whether container c, terminated with t, will stay stopped.
+func (p *phaseCounter) final(c *v1.Container, t *v1.ContainerStateTerminated) bool {
+	f := p.in.Features
+	if f.RestartAllContainers() && t.Reason == ReasonRestartingAllContainers {
+		return false
+	}
+	return !ContainerShouldRestart(c, p.spec, t.ExitCode, f)
+}
+
+// initContainer counts a regular init container.
+func (p *phaseCounter) initContainer(c *v1.Container) {
+	s := p.lookup(c.Name)
+	if s == nil || s.State.Running != nil {
+		p.pendingInit++
+		return
+	}
+	t := exited(s)
+	switch {
+	case t == nil:
+		p.pendingInit++
+	case t.ExitCode != 0:
+		p.failedInit++
+		if p.final(c, t) {
+			p.failedInitFinal++
+		}
+	}
+}
+
+// sidecar counts a restartable init container. A stopped sidecar does not count.
+func (p *phaseCounter) sidecar(c *v1.Container) {
+	s := p.lookup(c.Name)
+	switch {
+	case s == nil:
+		p.unknown++
+	case s.State.Running != nil:
+		if s.Started == nil || !*s.Started {
+			p.pendingSidecar++
+		}
+		p.running++
+	case s.State.Terminated != nil:
+	case s.State.Waiting != nil:
+		if s.LastTerminationState.Terminated == nil {
+			p.pendingSidecar++
+			p.waiting++
+		}
+	default:
+		p.pendingSidecar++
+		p.unknown++
+	}
+}
+
+// regular counts a regular container. Only a current termination with exit code 0
+// counts as a success; a container waiting after a run counts as stopped.
+func (p *phaseCounter) regular(c *v1.Container) {
+	s := p.lookup(c.Name)
+	switch {
+	case s == nil:
+		p.unknown++
+		return
+	case s.State.Running != nil:
+		p.running++
+		return
+	}
+	t := exited(s)
+	switch {
+	case t != nil:
+		p.stopped++
+		if p.in.Features.ContainerRestartRules() && p.final(c, t) {
+			p.stoppedFinal++
+		}
+		if t == s.State.Terminated && t.ExitCode == 0 {
+			p.succeeded++
+		}
+	case s.State.Waiting != nil:
+		p.waiting++
+	default:
+		p.unknown++
+	}
+}
+
+// phase turns the tallies into the phase.
+func (p *phaseCounter) phase() v1.PodPhase {
+	rules, policy := p.in.Features.ContainerRestartRules(), p.spec.RestartPolicy
+	if rules && p.failedInitFinal > 0 || !rules && p.failedInit > 0 && policy == v1.RestartPolicyNever {
+		return v1.PodFailed
 	}
 	switch {
-	case pendingInit > 0, pendingSidecar > 0 && !in.Initialized, waiting > 0:
-		return v1.PodPending, nil
-	case running > 0 && unknown == 0:
-		return v1.PodRunning, nil
-	case running == 0 && stopped > 0 && unknown == 0:
-		finished := func() v1.PodPhase {
-			if stopped == succeeded {
-				return v1.PodSucceeded
-			}
-			return v1.PodFailed
-		}
-		switch {
-		case in.Terminal:
-			return finished(), nil
-		case f.ContainerRestartRules():
-			if stopped != stoppedFinal {
-				return v1.PodRunning, nil // some container is being restarted
-			}
-			return finished(), nil
-		case spec.RestartPolicy == v1.RestartPolicyAlways:
-			return v1.PodRunning, nil
-		case stopped == succeeded:
-			return v1.PodSucceeded, nil
-		case spec.RestartPolicy == v1.RestartPolicyNever:
-			return v1.PodFailed, nil
-		default: // OnFailure: the failed containers are being restarted
-			return v1.PodRunning, nil
-		}
+	case p.pendingInit > 0, p.pendingSidecar > 0 && !p.in.Initialized, p.waiting > 0:
+		return v1.PodPending
+	case p.running > 0 && p.unknown == 0:
+		return v1.PodRunning
+	case p.running > 0 || p.stopped == 0 || p.unknown > 0:
+		return v1.PodPending
 	}
-	return v1.PodPending, nil
+	// Every container has stopped.
+	finished := v1.PodFailed
+	if p.stopped == p.succeeded {
+		finished = v1.PodSucceeded
+	}
+	switch {
+	case p.in.Terminal:
+		return finished
+	case rules:
+		if p.stopped != p.stoppedFinal {
+			return v1.PodRunning // some container is being restarted
+		}
+		return finished
+	case policy == v1.RestartPolicyAlways:
+		return v1.PodRunning
+	case finished == v1.PodSucceeded:
+		return v1.PodSucceeded
+	case policy == v1.RestartPolicyNever:
+		return v1.PodFailed
+	}
+	return v1.PodRunning // OnFailure: the failed containers are being restarted
 }
 
 // ContainerShouldRestart reports whether the kubelet restarts container c of a pod with
@@ -233,16 +258,17 @@ func Phase(in PhaseInput, opts ...Option) (v1.PodPhase, error) {
 // Never). Otherwise the pod's restartPolicy decides the same way, an empty one meaning
 // Always.
 //
-// This is the rule with container restart rules on (the default since v1.35); when
-// Features.NoContainerRestartRules is set, Phase does not call it for regular containers.
-func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32, opts ...Option) bool {
+// f matters only for the RestartAllContainers action. This is the rule with container
+// restart rules on (the default since v1.35); when f.NoContainerRestartRules is set,
+// Phase does not call it for regular containers.
+func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32, f features.Set) bool {
 	if c.RestartPolicy != nil {
 		if rule, ok := MatchRestartRule(c, exitCode); ok {
 			switch rule.Action {
 			case v1.ContainerRestartRuleActionRestart:
 				return true
 			case v1.ContainerRestartRuleActionRestartAllContainers:
-				if newConfig(opts).features.RestartAllContainers() {
+				if f.RestartAllContainers() {
 					return true
 				}
 			}
@@ -293,7 +319,3 @@ func MatchRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule,
 	}
 	return v1.ContainerRestartRule{}, false
 }
-
-// ResolveFeatures returns the feature set that opts select (the zero Set, v1.37.0, when
-// none does), for packages that build on this one and take the same options.
-func ResolveFeatures(opts ...Option) Features { return newConfig(opts).features }

@@ -104,11 +104,15 @@ func phaseContainers(ns ...string) []v1.Container {
 	return out
 }
 
-func runPhaseTable(t *testing.T, spec v1.PodSpec, cases []phaseCase, opts ...readiness.Option) {
+func runPhaseTable(t *testing.T, spec v1.PodSpec, cases []phaseCase, fs ...features.Set) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := readiness.Phase(phaseInput(spec, c), opts...)
+			in := phaseInput(spec, c)
+			for _, f := range fs {
+				in.Features = f
+			}
+			got, err := readiness.Phase(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,12 +258,16 @@ type specPhaseCase struct {
 	want     v1.PodPhase
 }
 
-func runSpecPhaseTable(t *testing.T, cases []specPhaseCase, opts ...readiness.Option) {
+func runSpecPhaseTable(t *testing.T, cases []specPhaseCase, fs ...features.Set) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			// Upstream calls getPhase(pod, statuses, false, true) in these tables.
-			got, err := readiness.Phase(phaseInput(c.spec, phaseCase{statuses: c.statuses, initialized: true}), opts...)
+			in := phaseInput(c.spec, phaseCase{statuses: c.statuses, initialized: true})
+			for _, f := range fs {
+				in.Features = f
+			}
+			got, err := readiness.Phase(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -372,7 +380,7 @@ func TestPhaseUpstreamRestartAllContainers(t *testing.T) {
 // With the v1.34 feature set (no container restart rules, no restart-all), the pod
 // restartPolicy alone decides: the v1.34 expectations for the rule-dependent cases.
 func TestPhaseWithoutContainerRestartRules(t *testing.T) {
-	old := readiness.WithFeatures(features.V1_34())
+	old := features.V1_34()
 	never := phasePolicy(v1.ContainerRestartPolicyNever)
 	runSpecPhaseTable(t, []specPhaseCase{
 		{"container policy Never ignored under pod policy Always",
@@ -410,25 +418,25 @@ func TestContainerShouldRestart(t *testing.T) {
 		c    v1.Container
 		pod  v1.RestartPolicy
 		exit int32
-		opts []readiness.Option
+		f    features.Set
 		want bool
 	}{
-		{v1.Container{}, "", 1, nil, true},
-		{v1.Container{}, v1.RestartPolicyOnFailure, 0, nil, false},
-		{v1.Container{}, v1.RestartPolicyOnFailure, 3, nil, true},
-		{v1.Container{}, v1.RestartPolicyNever, 3, nil, false},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 7, nil, true},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, nil, false},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpNotIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, nil, true},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestartAllContainers, 7)}}, v1.RestartPolicyAlways, 7, nil, true},
+		{v1.Container{}, "", 1, features.Set{}, true},
+		{v1.Container{}, v1.RestartPolicyOnFailure, 0, features.Set{}, false},
+		{v1.Container{}, v1.RestartPolicyOnFailure, 3, features.Set{}, true},
+		{v1.Container{}, v1.RestartPolicyNever, 3, features.Set{}, false},
+		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 7, features.Set{}, true},
+		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, features.Set{}, false},
+		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpNotIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, features.Set{}, true},
+		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestartAllContainers, 7)}}, v1.RestartPolicyAlways, 7, features.Set{}, true},
 		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestartAllContainers, 7)}}, v1.RestartPolicyAlways, 7,
-			[]readiness.Option{readiness.WithFeatures(features.Set{NoRestartAllContainers: true})}, false},
+			features.Set{NoRestartAllContainers: true}, false},
 		// Rules are read only when the container has its own restartPolicy.
-		{v1.Container{RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyNever, 7, nil, false},
+		{v1.Container{RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyNever, 7, features.Set{}, false},
 	}
 	for i, c := range cases {
 		spec := &v1.PodSpec{RestartPolicy: c.pod}
-		if got := readiness.ContainerShouldRestart(&c.c, spec, c.exit, c.opts...); got != c.want {
+		if got := readiness.ContainerShouldRestart(&c.c, spec, c.exit, c.f); got != c.want {
 			t.Errorf("case %d (%s): %v, want %v", i, fmt.Sprint(c.c.RestartPolicyRules), got, c.want)
 		}
 	}

@@ -22,8 +22,9 @@ func TestPropertyInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
 		f := readinesstest.Features().Draw(t, "features")
-		r := readinesstest.CheckPure(t, in, readiness.WithFeatures(f))
-		readinesstest.CheckInvariants(t, f, in, r)
+		in.Features = f
+		r := readinesstest.CheckPure(t, in)
+		readinesstest.CheckInvariants(t, in, r)
 	})
 }
 
@@ -148,8 +149,11 @@ func TestPropertyFaults(t *testing.T) {
 	})
 }
 
-func evaluate2(t *rapid.T, in readiness.Input, opts ...readiness.Option) readiness.Result {
-	r, err := readiness.Evaluate(in, opts...)
+func evaluate2(t *rapid.T, in readiness.Input, fs ...features.Set) readiness.Result {
+	for _, f := range fs {
+		in.Features = f
+	}
+	r, err := readiness.Evaluate(in)
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
@@ -246,7 +250,7 @@ func TestPropertyStatusPlacement(t *testing.T) {
 		moved := in
 		moved.InitContainerStatuses = joined[:k:k]
 		moved.ContainerStatuses = joined[k:]
-		if a, b := evaluate2(t, in, readiness.WithFeatures(f)), evaluate2(t, moved, readiness.WithFeatures(f)); a != b {
+		if a, b := evaluate2(t, in, f), evaluate2(t, moved, f); a != b {
 			t.Fatalf("splitting the joined list at %d changed the result:\n%+v\n%+v", k, a, b)
 		}
 	})
@@ -259,7 +263,7 @@ func TestPropertyIrrelevantAdditions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
 		f := readinesstest.Features().Draw(t, "features")
-		before := evaluate2(t, in, readiness.WithFeatures(f))
+		before := evaluate2(t, in, f)
 		more := readinesstest.DeepCopy(in)
 		if readinesstest.Joined(in) != nil {
 			more.ContainerStatuses = append(more.ContainerStatuses,
@@ -282,7 +286,7 @@ func TestPropertyIrrelevantAdditions(t *testing.T) {
 		}
 		more.Pod.Spec.EphemeralContainers = append(more.Pod.Spec.EphemeralContainers,
 			v1.EphemeralContainer{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "zz-debugger-ephemeral"}})
-		if after := evaluate2(t, more, readiness.WithFeatures(f)); after != before {
+		if after := evaluate2(t, more, f); after != before {
 			t.Fatalf("irrelevant additions changed the result:\n%+v\n%+v\n%s", before, after, readinesstest.Describe(more))
 		}
 	})
@@ -294,7 +298,7 @@ func TestPropertyFeatureIsolation(t *testing.T) {
 		in := readinesstest.Input().Draw(t, "input")
 		def := evaluate2(t, in)
 
-		off := evaluate2(t, in, readiness.WithFeatures(features.Set{NoReadyToStartContainers: true}))
+		off := evaluate2(t, in, features.Set{NoReadyToStartContainers: true})
 		if off.PodReadyToStartContainers != (v1.PodCondition{}) {
 			t.Fatalf("NoReadyToStartContainers: %+v", off.PodReadyToStartContainers)
 		}
@@ -303,14 +307,14 @@ func TestPropertyFeatureIsolation(t *testing.T) {
 			t.Fatalf("NoReadyToStartContainers changed other conditions:\n%+v\n%+v", def, off)
 		}
 
-		diag := evaluate2(t, in, readiness.WithFeatures(features.Set{NoSandboxDiagnostics: true}))
+		diag := evaluate2(t, in, features.Set{NoSandboxDiagnostics: true})
 		want := def
 		want.PodReadyToStartContainers.Reason, want.PodReadyToStartContainers.Message = "", ""
 		if diag != want {
 			t.Fatalf("NoSandboxDiagnostics:\n%+v\nwant\n%+v", diag, want)
 		}
 
-		sticky := evaluate2(t, in, readiness.WithFeatures(features.Set{NoRestartAllContainers: true}))
+		sticky := evaluate2(t, in, features.Set{NoRestartAllContainers: true})
 		if sticky.Initialized != def.Initialized && (def.Initialized.Status != v1.ConditionTrue || sticky.Initialized.Status != v1.ConditionFalse) {
 			t.Fatalf("NoRestartAllContainers may only turn a True Initialized False: %+v -> %+v", def.Initialized, sticky.Initialized)
 		}
@@ -320,7 +324,7 @@ func TestPropertyFeatureIsolation(t *testing.T) {
 		}
 
 		// Restart rules do not enter readiness at all.
-		if rules := evaluate2(t, in, readiness.WithFeatures(features.Set{NoContainerRestartRules: true})); rules != def {
+		if rules := evaluate2(t, in, features.Set{NoContainerRestartRules: true}); rules != def {
 			t.Fatalf("NoContainerRestartRules changed the result")
 		}
 	})

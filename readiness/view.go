@@ -1,8 +1,7 @@
 package readiness
 
 import (
-	"errors"
-	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -14,20 +13,16 @@ import (
 type view struct {
 	in    *Input
 	spec  *v1.PodSpec
-	cfg   config
 	known bool // the joined status list is non-nil
 }
 
-func newView(in *Input, cfg config) (view, error) {
-	if in.Pod == nil {
-		return view{}, errors.New("readiness: input has no pod (Input.Pod is nil)")
-	}
-	if err := checkNames(&in.Pod.Spec); err != nil {
-		return view{}, fmt.Errorf("readiness: pod %s/%s: %w", in.Pod.Namespace, in.Pod.Name, err)
+func newView(in *Input) (view, error) {
+	if err := CheckPod(in.Pod); err != nil {
+		return view{}, err
 	}
 	// append(init, regular...) is nil exactly when init is nil and regular is empty.
 	known := in.InitContainerStatuses != nil || len(in.ContainerStatuses) > 0
-	return view{in: in, spec: &in.Pod.Spec, cfg: cfg, known: known}, nil
+	return view{in: in, spec: &in.Pod.Spec, known: known}, nil
 }
 
 // status returns the first status named name, init statuses first, as the kubelet's
@@ -53,7 +48,7 @@ func sameName(a, b string) bool {
 }
 
 // sidecar reports whether init container c is a restartable init container (sidecar).
-func (v *view) sidecar(c *v1.Container) bool { return IsSidecar(c, v.cfg.features) }
+func (v *view) sidecar(c *v1.Container) bool { return IsSidecar(c, v.in.Features) }
 
 // anyRegularStarted reports whether some status, in either list, names a regular container
 // and is running or terminated (the kubelet's HasAnyRegularContainerStarted).
@@ -78,7 +73,7 @@ func (v *view) anyRegularStarted() bool {
 // generation returns the observedGeneration a condition of type t gets.
 func (v *view) generation(t v1.PodConditionType) int64 {
 	gen := v.in.Pod.Generation
-	if v.cfg.features.ObservedGenerationTracking() {
+	if v.in.Features.ObservedGenerationTracking() {
 		return gen
 	}
 	if v.in.OldStatus != nil {
@@ -109,10 +104,23 @@ func (v *view) gate(t v1.PodConditionType) *v1.PodCondition {
 	return conditions.Get(v.in.Conditions, t)
 }
 
-// checkNames rejects a spec in which two containers (init, regular or ephemeral) share a
-// name: the API server never accepts such a pod, and every name-keyed lookup would be
-// ambiguous. Small specs are checked without allocating.
-func checkNames(spec *v1.PodSpec) error {
+// CheckPod returns an *InputError when pod cannot be evaluated: it is nil, or two of its
+// containers (init, regular or ephemeral) share a name. The API server never accepts such
+// a pod, and every name-keyed lookup would be ambiguous. Evaluate, Explain, Phase and
+// podstate.Generate all check their pod with it. Small specs are checked without
+// allocating.
+func CheckPod(pod *v1.Pod) error {
+	if pod == nil {
+		return &InputError{Field: "Pod", Problem: "missing (nil)"}
+	}
+	if name, dup := duplicateName(&pod.Spec); dup {
+		return &InputError{Namespace: pod.Namespace, Name: pod.Name, Field: "Pod.Spec", Problem: "duplicate container name " + strconv.Quote(name)}
+	}
+	return nil
+}
+
+// duplicateName returns a container name that two containers of spec share, if any.
+func duplicateName(spec *v1.PodSpec) (string, bool) {
 	n := len(spec.InitContainers) + len(spec.Containers) + len(spec.EphemeralContainers)
 	name := func(i int) string {
 		if i < len(spec.InitContainers) {
@@ -129,19 +137,19 @@ func checkNames(spec *v1.PodSpec) error {
 			a := name(i)
 			for j := i + 1; j < n; j++ {
 				if sameName(name(j), a) {
-					return fmt.Errorf("duplicate container name %q", a)
+					return a, true
 				}
 			}
 		}
-		return nil
+		return "", false
 	}
 	seen := make(map[string]struct{}, n)
 	for i := 0; i < n; i++ {
 		a := name(i)
 		if _, dup := seen[a]; dup {
-			return fmt.Errorf("duplicate container name %q", a)
+			return a, true
 		}
 		seen[a] = struct{}{}
 	}
-	return nil
+	return "", false
 }

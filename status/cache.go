@@ -1,13 +1,14 @@
 package status
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podstatus/podstatus/internal/accept"
 )
 
 // entry is everything the Manager knows about one pod, keyed by UID. It is guarded by
@@ -104,7 +105,8 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 }
 
 // updateLocked is the kubelet's updateStatusInternal: it validates s against the previous
-// status, fixes its timestamps, and caches it as a new version unless it equals the
+// status (a rejection is a *TransitionError), fixes its timestamps with the rule
+// podstate.Input.Stamp applies too, and caches it as a new version unless it equals the
 // cached status on every kubelet-owned field (force overrides that). s must be the
 // caller's own copy. e may be nil (first status of the pod).
 func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) error {
@@ -118,31 +120,18 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	} else {
 		old = &pod.Status
 	}
-	if err := checkTransitions(old, &s, &pod.Spec, m.opts.Features); err != nil {
-		return fmt.Errorf("status update of pod %s/%s (uid %s) rejected: %w", pod.Namespace, pod.Name, pod.UID, err)
+	if err := checkTransitions(pod, old, &s, m.opts.Features); err != nil {
+		return err
 	}
 	// A terminal phase is final (the kubelet's generateAPIPodStatus enforces this before
 	// it calls the status manager; callers of this library may not): a non-terminal phase
 	// after a terminal one, cached or on the API copy, keeps the terminal phase.
-	if !terminal(s.Phase) {
-		for _, p := range [...]v1.PodPhase{old.Phase, pod.Status.Phase} {
-			if terminal(p) {
-				m.log.V(2).Info("Ignoring illegal phase transition", "pod", klogRef(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
-				s.Phase = p
-				break
-			}
-		}
+	if p := accept.FinalPhase(s.Phase, old.Phase, pod.Status.Phase); p != s.Phase {
+		m.log.V(2).Info("Ignoring illegal phase transition", "pod", klogRef(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
+		s.Phase = p
 	}
 	now := metav1.NewTime(m.clock.Now())
-	setTransitionTimes(&s, old, now)
-	if old.StartTime != nil && !old.StartTime.IsZero() {
-		s.StartTime = old.StartTime.DeepCopy()
-	} else if s.StartTime.IsZero() {
-		s.StartTime = now.DeepCopy()
-	}
-	if old.ObservedGeneration > s.ObservedGeneration {
-		s.ObservedGeneration = old.ObservedGeneration
-	}
+	accept.Stamp(&s, old, now)
 	if len(old.VolumeHealth) > 0 && len(s.VolumeHealth) == 0 {
 		s.VolumeHealth = old.VolumeHealth
 	}

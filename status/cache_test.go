@@ -210,7 +210,7 @@ func mgrShuffled(r *rand.Rand, prefix string, n int) []v1.ContainerStatus {
 
 func TestStatusEquality(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	own := conditions.For(Options{}.Features)
+	own := conditions.Ownership{Features: Options{}.Features}
 	pod := mgrPod()
 	for i := 0; i < 5; i++ {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, v1.Container{Name: "init" + string(rune('a'+i))})
@@ -253,7 +253,7 @@ func TestStatusEquality(t *testing.T) {
 
 // TestIsPodStatusByKubeletEqualFutureProof: each kubelet-owned field is a difference.
 func TestIsPodStatusByKubeletEqualFutureProof(t *testing.T) {
-	own := conditions.For(Options{}.Features)
+	own := conditions.Ownership{Features: Options{}.Features}
 	now := metav1.NewTime(mgrT0)
 	muts := map[string]func(*v1.PodStatus){
 		"Phase":             func(s *v1.PodStatus) { s.Phase = v1.PodSucceeded },
@@ -397,7 +397,7 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		t.Fatalf("phase %s, want Failed from the API copy", s.Phase)
 	}
 	// And the merge keeps a terminal server phase.
-	got := Merge(v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted"}, v1.PodStatus{Phase: v1.PodRunning}, false, MergeKeepTerminalPhase())
+	got := mustMerge(t, v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted"}, v1.PodStatus{Phase: v1.PodRunning}, MergeOptions{Now: metav1.NewTime(mgrT0)})
 	if got.Phase != v1.PodFailed || got.Reason != "Evicted" {
 		t.Fatalf("merged phase %s reason %q", got.Phase, got.Reason)
 	}

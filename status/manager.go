@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/readiness"
 )
 
@@ -57,7 +58,7 @@ func NewManager(c Client, opts Options) *Manager {
 		opts:    opts,
 		clock:   opts.Clock,
 		log:     opts.Logger,
-		own:     conditions.For(opts.Features),
+		own:     conditions.Ownership{Features: opts.Features},
 		backoff: newBackoff(opts.Retry),
 		pods:    make(map[types.UID]*entry),
 		dirty:   make(map[*entry]struct{}),
@@ -80,9 +81,9 @@ func NewManager(c Client, opts Options) *Manager {
 // A terminal phase is final: once the cached status or pod.Status has one, a status with a
 // non-terminal phase keeps it.
 //
-// The error is non-nil when pod is nil or has no UID or name, or when s moves a
-// terminated container back to a non-terminated state its restart policy does not allow;
-// the status is then discarded.
+// The error is non-nil when pod is nil or has no UID or name (a *readiness.InputError),
+// or when s moves a terminated container back to a non-terminated state its restart
+// policy does not allow (a *TransitionError); the status is then discarded.
 // Manager keeps a reference to pod: do not modify it afterwards (informer objects are
 // shared and read-only anyway).
 func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
@@ -90,15 +91,11 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
 	st := *s.DeepCopy()
-	if pod.Status.ObservedGeneration != 0 || m.opts.Features.ObservedGenerationTracking() {
-		st.ObservedGeneration = pod.Generation
-	} else {
-		st.ObservedGeneration = 0
-	}
+	st.ObservedGeneration = accept.ObservedGeneration(pod, m.opts.Features)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false); err != nil {
-		return err
+		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
 	if e := m.pods[pod.UID]; e != nil && reportsGate(pod, st.Conditions) {
 		// The caller built st from what it knows of the gates; that is newer than our base.
@@ -120,23 +117,25 @@ func reportsGate(pod *v1.Pod, conds []v1.PodCondition) bool {
 // SetContainerReadiness sets the Ready field of the container whose ContainerID
 // (runtime://id) is containerID, in regular then init statuses, and regenerates the pod's
 // Ready and ContainersReady conditions with the readiness engine (the kubelet's
-// generators). Nothing happens when the pod has no cached status, the container is
-// unknown, or its readiness is already ready.
+// generators). Nothing happens when the container's readiness is already ready.
+//
+// Where the kubelet logs and drops the update, it returns an error: one wrapping
+// ErrPodNotFound when the pod has no cached status, ErrContainerNotFound when no
+// container status has that ID, a *TransitionError when the resulting status is
+// rejected, and a *readiness.InputError when the cached pod cannot be evaluated.
 //
 // Readiness-gate conditions are read from whichever reached the Manager last: the
 // conditions of the last SetPodStatus that reported a gate, or the newest server copy of
 // the pod (see ObservePod); else from the cached status.
-func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) {
+func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.pods[uid]
-	if e == nil || !e.hasStatus {
-		m.log.V(3).Info("Container readiness changed before the pod has a status", "podUID", uid, "containerID", containerID)
-		return
+	e, c, err := m.containerLocked(uid, containerID)
+	if err != nil {
+		return fmt.Errorf("status: SetContainerReadiness: %w", err)
 	}
-	c := findContainer(&e.status, containerID)
-	if c == nil || c.Ready == ready {
-		return
+	if c.Ready == ready {
+		return nil
 	}
 	s := *e.status.DeepCopy()
 	findContainer(&s, containerID).Ready = ready
@@ -152,38 +151,62 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 	r, err := readiness.Evaluate(readiness.Input{
 		Pod: e.pod, Phase: s.Phase,
 		InitContainerStatuses: s.InitContainerStatuses, ContainerStatuses: s.ContainerStatuses,
-		Conditions: gates, OldStatus: &e.status,
-	}, readiness.WithFeatures(m.opts.Features))
+		Conditions: gates, OldStatus: &e.status, Features: m.opts.Features,
+	})
 	if err != nil {
-		m.log.Error(err, "Cannot regenerate readiness", "pod", klogRef(e.pod), "podUID", uid)
-		return
+		return fmt.Errorf("status: SetContainerReadiness: %w", err)
 	}
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
 	s.Conditions = replaceOrAppend(s.Conditions, r.ContainersReady)
 	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
-		m.log.Error(err, "Readiness update rejected", "podUID", uid)
+		return fmt.Errorf("status: SetContainerReadiness: %w", err)
 	}
+	return nil
 }
 
 // SetContainerStartup sets the Started field of the container whose ContainerID is
-// containerID. As in the kubelet, a nil Started set to false counts as a change.
-func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started bool) {
+// containerID. As in the kubelet, a nil Started set to false counts as a change. Its
+// errors are those of SetContainerReadiness.
+func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.pods[uid]
-	if e == nil || !e.hasStatus {
-		m.log.V(3).Info("Container startup changed before the pod has a status", "podUID", uid, "containerID", containerID)
-		return
+	e, c, err := m.containerLocked(uid, containerID)
+	if err != nil {
+		return fmt.Errorf("status: SetContainerStartup: %w", err)
 	}
-	c := findContainer(&e.status, containerID)
-	if c == nil || (c.Started != nil && *c.Started == started) {
-		return
+	if c.Started != nil && *c.Started == started {
+		return nil
 	}
 	s := *e.status.DeepCopy()
 	findContainer(&s, containerID).Started = &started
 	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
-		m.log.Error(err, "Startup update rejected", "podUID", uid)
+		return fmt.Errorf("status: SetContainerStartup: %w", err)
 	}
+	return nil
+}
+
+// ErrPodNotFound is wrapped by the errors of SetContainerReadiness and
+// SetContainerStartup for a pod that has no cached status (SetPodStatus was never called
+// for it, or it was forgotten). Test for it with errors.Is.
+var ErrPodNotFound = errors.New("pod has no cached status")
+
+// ErrContainerNotFound is wrapped by the errors of SetContainerReadiness and
+// SetContainerStartup when no container status of the pod has the container ID. Test
+// for it with errors.Is.
+var ErrContainerNotFound = errors.New("no container status has this container ID")
+
+// containerLocked returns the entry of the pod with that UID and its container status
+// with that ID, or an error wrapping ErrPodNotFound or ErrContainerNotFound.
+func (m *Manager) containerLocked(uid types.UID, containerID string) (*entry, *v1.ContainerStatus, error) {
+	e := m.pods[uid]
+	if e == nil || !e.hasStatus {
+		return nil, nil, fmt.Errorf("pod with UID %s: %w", uid, ErrPodNotFound)
+	}
+	c := findContainer(&e.status, containerID)
+	if c == nil {
+		return nil, nil, fmt.Errorf("pod %s (uid %s), container ID %q: %w", klogRef(e.pod), uid, containerID, ErrContainerNotFound)
+	}
+	return e, c, nil
 }
 
 // TerminatePod ends the pod's lifecycle in the cache: every container that is not
@@ -203,7 +226,10 @@ func (m *Manager) TerminatePod(pod *v1.Pod) error {
 	if e != nil && e.hasStatus {
 		base = &e.status
 	}
-	return m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
+	if err := m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true); err != nil {
+		return fmt.Errorf("status: TerminatePod: %w", err)
+	}
+	return nil
 }
 
 // GetPodStatus returns a copy of the cached status of the pod with that UID.
@@ -335,8 +361,8 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	r, err := readiness.Evaluate(readiness.Input{
 		Pod: e.pod, Phase: e.status.Phase,
 		InitContainerStatuses: e.status.InitContainerStatuses, ContainerStatuses: e.status.ContainerStatuses,
-		Conditions: e.base.Status.Conditions, OldStatus: &e.status,
-	}, readiness.WithFeatures(m.opts.Features))
+		Conditions: e.base.Status.Conditions, OldStatus: &e.status, Features: m.opts.Features,
+	})
 	if err != nil {
 		m.log.Error(err, "Cannot re-evaluate readiness gates", "pod", klogRef(e.pod))
 		return
@@ -351,15 +377,16 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	}
 }
 
-// checkPod rejects a pod the Manager cannot write: nil, or without UID or name.
+// checkPod rejects a pod the Manager cannot write: nil, or without UID or name. The
+// error is a *readiness.InputError.
 func checkPod(pod *v1.Pod) error {
 	switch {
 	case pod == nil:
-		return errors.New("nil pod")
+		return &readiness.InputError{Field: "pod", Problem: "missing (nil)"}
 	case pod.UID == "":
-		return fmt.Errorf("pod %s/%s has no UID", pod.Namespace, pod.Name)
+		return &readiness.InputError{Namespace: pod.Namespace, Name: pod.Name, Field: "metadata.uid", Problem: "empty"}
 	case pod.Name == "":
-		return fmt.Errorf("pod with UID %s has no name", pod.UID)
+		return &readiness.InputError{Namespace: pod.Namespace, Field: "metadata.name", Problem: "empty (uid " + string(pod.UID) + ")"}
 	}
 	return nil
 }

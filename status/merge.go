@@ -1,58 +1,46 @@
 package status
 
 import (
-	"time"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/readiness"
 )
 
-// MergeOption adjusts Merge. The defaults give the kubelet v1.37.0's mergePodStatus.
-type MergeOption func(*mergeConfig)
-
-type mergeConfig struct {
-	now           metav1.Time
-	features      features.Set
-	generation    int64
-	hasGeneration bool
-	serverLTT     bool
-	keepTerminal  bool
+// MergeOptions configures Merge. Its zero value merges as the Manager does: with the
+// fix for kubernetes#119514, a terminal server phase kept, v1.37.0 behaviour. Now is the
+// one field that must be set.
+type MergeOptions struct {
+	// Now is the time given to the conditions that transition during the merge (the
+	// terminal Ready/ContainersReady override, a new DisruptionTarget). Required: the
+	// package never reads the wall clock, and Merge returns an *readiness.InputError
+	// for a zero Now. It is truncated to whole seconds.
+	Now metav1.Time
+	// Features selects version-dependent behaviour (which condition types the kubelet
+	// owns). The zero value is v1.37.0.
+	Features features.Set
+	// CouldHaveRunningContainers reports that some container of the pod might still run:
+	// a terminal phase is then held back (the kubelet's PodCouldHaveRunningContainers).
+	CouldHaveRunningContainers bool
+	// UpstreamTransitionTimes turns off the fix for kubernetes#119514 and merges the
+	// lastTransitionTime of kubelet-owned conditions as the kubelet does; see
+	// Options.UpstreamTransitionTimes.
+	UpstreamTransitionTimes bool
+	// UpstreamTerminalPhase lets a kubelet status with another phase replace a terminal
+	// server phase, as the kubelet's mergePodStatus does (the kubelet prevents that
+	// where it generates statuses instead). By default a terminal server phase is final:
+	// the merged status keeps the server's phase, reason and message.
+	UpstreamTerminalPhase bool
 }
 
-// MergeAt sets the time used for lastTransitionTime of conditions that transition during
-// the merge (the terminal Ready/ContainersReady override, a new DisruptionTarget). The
-// default is the wall clock; tests and the Manager pass their clock's time.
-func MergeAt(now metav1.Time) MergeOption { return func(c *mergeConfig) { c.now = now } }
-
-// MergeFeatures selects the version-dependent behaviour (which condition types the
-// kubelet owns). The default is v1.37.0.
-func MergeFeatures(f features.Set) MergeOption { return func(c *mergeConfig) { c.features = f } }
-
-// MergeGeneration gives the API pod's metadata.generation, which the kubelet writes as
-// the observedGeneration of the Ready and ContainersReady conditions it forces False in
-// a terminal phase. Without it those conditions keep the observedGeneration they had.
-func MergeGeneration(gen int64) MergeOption {
-	return func(c *mergeConfig) { c.generation, c.hasGeneration = gen, true }
-}
-
-// MergeServerTransitionTimes makes the merge respect the server's lastTransitionTime of
-// kubelet-owned conditions (the fix for kubernetes#119514; see Options.UpstreamTransitionTimes):
-// an unchanged Status keeps the server's time, and a Status some other writer flipped
-// after our recorded transition gets a fresh time when we flip it back.
-func MergeServerTransitionTimes() MergeOption { return func(c *mergeConfig) { c.serverLTT = true } }
-
-// MergeKeepTerminalPhase makes a terminal server phase final: a kubelet status with
-// another phase keeps the server's phase, reason and message. The kubelet guarantees this
-// when it generates statuses; the Manager merges with it on, so a stale or mistaken
-// caller status can never move a finished pod back to running.
-func MergeKeepTerminalPhase() MergeOption { return func(c *mergeConfig) { c.keepTerminal = true } }
-
-// Merge computes the status the kubelet would write, given the server's current status
-// and the kubelet's own, exactly as the kubelet's mergePodStatus (spec §4.9):
+// Merge computes the status the kubelet would write, given the server's copy of the pod
+// and the kubelet's own status, as the kubelet's mergePodStatus
+// (pkg/kubelet/status/status_manager.go) does:
 //
 //   - every condition of the server whose type the kubelet does not own is kept, in
 //     server order (readiness gates, custom conditions, DisruptionTarget), followed by
@@ -64,29 +52,44 @@ func MergeKeepTerminalPhase() MergeOption { return func(c *mergeConfig) { c.keep
 //     recomputed against the server's copy;
 //   - resource-claim statuses are always the server's: the kubelet never writes them;
 //   - a terminal phase is held back (phase, reason and message stay the server's) while
-//     couldHaveRunningContainers is true;
+//     opts.CouldHaveRunningContainers is true;
 //   - in a terminal phase, Ready and ContainersReady are forced False (PodFailed or
-//     PodCompleted) when either is True.
+//     PodCompleted, observedGeneration from server's metadata.generation) when either is
+//     True.
 //
-// Merge does not stop a terminal-to-running regression unless MergeKeepTerminalPhase is
-// given (the kubelet prevents it when it generates a status; the Manager always passes
-// the option). Neither input is modified.
-func Merge(server, kubelet v1.PodStatus, couldHaveRunningContainers bool, opts ...MergeOption) v1.PodStatus {
-	var cfg mergeConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
+// Beyond the kubelet, and as the Manager does, a terminal server phase is final and the
+// lastTransitionTime of kubelet-owned conditions respects the server's copy
+// (kubernetes#119514); opts.UpstreamTerminalPhase and opts.UpstreamTransitionTimes turn
+// these off. Neither input is modified.
+//
+// The error is an *readiness.InputError when server is nil or opts.Now is zero.
+func Merge(server *v1.Pod, kubelet v1.PodStatus, opts MergeOptions) (v1.PodStatus, error) {
+	switch {
+	case server == nil:
+		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &readiness.InputError{Field: "server", Problem: "missing (nil)"})
+	case opts.Now.IsZero():
+		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &readiness.InputError{
+			Namespace: server.Namespace, Name: server.Name, Field: "MergeOptions.Now", Problem: "zero (the time must be given)"})
 	}
-	if cfg.now.IsZero() {
-		cfg.now = metav1.NewTime(time.Now())
+	cfg := mergeConfig{
+		now: opts.Now.Rfc3339Copy(), features: opts.Features, generation: server.Generation, hasGeneration: true,
+		serverLTT: !opts.UpstreamTransitionTimes, keepTerminal: !opts.UpstreamTerminalPhase,
 	}
-	cfg.now = cfg.now.Rfc3339Copy()
-	return merge(&server, kubelet, couldHaveRunningContainers, &cfg)
+	return merge(&server.Status, kubelet, opts.CouldHaveRunningContainers, &cfg), nil
+}
+
+// mergeConfig is MergeOptions resolved, as the Manager's sync passes it.
+type mergeConfig struct {
+	now           metav1.Time
+	features      features.Set
+	generation    int64
+	hasGeneration bool
+	serverLTT     bool
+	keepTerminal  bool
 }
 
 func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConfig) v1.PodStatus {
-	own := conditions.For(cfg.features)
+	own := conditions.Ownership{Features: cfg.features}
 	conds := make([]v1.PodCondition, 0, len(server.Conditions)+len(out.Conditions))
 	for _, c := range server.Conditions {
 		if !own.Owned(c.Type) {
@@ -114,7 +117,7 @@ func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConf
 	out.ResourceClaimStatuses = server.ResourceClaimStatuses
 	out.ExtendedResourceClaimStatus = server.ExtendedResourceClaimStatus
 	out.NodeAllocatableResourceClaimStatuses = server.NodeAllocatableResourceClaimStatuses
-	if toTerminal && couldRun || cfg.keepTerminal && terminal(server.Phase) && out.Phase != server.Phase {
+	if toTerminal && couldRun || cfg.keepTerminal && accept.Leaves(server.Phase, out.Phase) {
 		out.Phase, out.Reason, out.Message = server.Phase, server.Reason, server.Message
 	}
 	forceTerminal(&out, server, cfg)
@@ -124,31 +127,16 @@ func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConf
 	return out
 }
 
-// forceTerminal sets ContainersReady and then Ready False in a terminal phase when either
-// is True, with the kubelet's UpdatePodCondition rule (replace in place or append; a new
-// lastTransitionTime only when the Status changes). out.Conditions is owned by the caller.
+// forceTerminal forces Ready and ContainersReady False in a terminal phase with
+// readiness.ForceTerminal (the kubelet's rule); their observedGeneration is then the
+// one the kubelet computes from the pod's generation, when the merge knows it.
+// out.Conditions is owned by the caller.
 func forceTerminal(out *v1.PodStatus, server *v1.PodStatus, cfg *mergeConfig) {
-	var reason string
-	switch out.Phase {
-	case v1.PodFailed:
-		reason = readiness.ReasonPodFailed
-	case v1.PodSucceeded:
-		reason = readiness.ReasonPodCompleted
-	default:
-		return
-	}
-	if !isTrue(out.Conditions, v1.PodReady) && !isTrue(out.Conditions, v1.ContainersReady) {
+	if !readiness.ForceTerminal(out, cfg.now) || !cfg.hasGeneration {
 		return
 	}
 	for _, t := range [...]v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason}
-		switch {
-		case cfg.hasGeneration:
-			c.ObservedGeneration = observedGeneration(server, cfg.generation, t, cfg.features)
-		case conditions.Get(out.Conditions, t) != nil:
-			c.ObservedGeneration = conditions.Get(out.Conditions, t).ObservedGeneration
-		}
-		out.Conditions, _ = conditions.Set(out.Conditions, c, cfg.now)
+		conditions.Get(out.Conditions, t).ObservedGeneration = observedGeneration(server, cfg.generation, t, cfg.features)
 	}
 }
 
@@ -164,7 +152,7 @@ func observedGeneration(old *v1.PodStatus, gen int64, t v1.PodConditionType, f f
 	return 0
 }
 
-func terminal(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSucceeded }
+func terminal(p v1.PodPhase) bool { return accept.Terminal(p) }
 
 func isTrue(list []v1.PodCondition, t v1.PodConditionType) bool {
 	c := conditions.Get(list, t)

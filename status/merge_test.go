@@ -1,12 +1,16 @@
 package status
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus/internal/accept"
+	"github.com/podstatus/podstatus/readiness"
 )
 
 // mgrMergeBase is the upstream tests' getPodStatus().
@@ -125,7 +129,9 @@ func TestMergePodStatus(t *testing.T) {
 				tc.new(&nw)
 			}
 			oldCopy, newCopy := *old.DeepCopy(), *nw.DeepCopy()
-			got := Merge(old, nw, tc.running, MergeAt(metav1.NewTime(mgrT0)))
+			// The kubelet's own table: its merge, without the Manager's two additions.
+			got := mustMerge(t, old, nw, MergeOptions{Now: metav1.NewTime(mgrT0), CouldHaveRunningContainers: tc.running,
+				UpstreamTransitionTimes: true, UpstreamTerminalPhase: true})
 			if d := cmp.Diff(tc.want, mgrSummary(got)); d != "" {
 				t.Errorf("conditions (-want +got):\n%s", d)
 			}
@@ -149,7 +155,7 @@ func TestMergeKeepsServerResourceClaims(t *testing.T) {
 	server.NodeAllocatableResourceClaimStatuses = []v1.NodeAllocatableResourceClaimStatus{{ResourceClaimName: "server"}}
 	kubelet := mgrMergeBase()
 	kubelet.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "kubelet"}}
-	got := Merge(server, kubelet, false)
+	got := mustMerge(t, server, kubelet, MergeOptions{Now: metav1.NewTime(mgrT0)})
 	if d := cmp.Diff(server.ResourceClaimStatuses, got.ResourceClaimStatuses); d != "" {
 		t.Error(d)
 	}
@@ -165,7 +171,10 @@ func TestMergeTerminalOverrideTimes(t *testing.T) {
 	kubelet.Phase = v1.PodSucceeded
 	kubelet.Conditions[0].LastTransitionTime = ltt
 	now := metav1.NewTime(mgrT0)
-	got := Merge(server, kubelet, false, MergeAt(now), MergeGeneration(4))
+	got, err := Merge(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: server}, kubelet, MergeOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := mgrGetCond(got, v1.PodReady)
 	if !r.LastTransitionTime.Equal(&now) || r.ObservedGeneration != 4 {
 		t.Errorf("forced Ready = %+v, want LTT now and observedGeneration 4", r)
@@ -193,7 +202,7 @@ func TestUpdateLastTransitionTime(t *testing.T) {
 		if !tc.noCond {
 			s.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: tc.status, LastTransitionTime: metav1.NewTime(mgrT0.Add(time.Hour))}}
 		}
-		setTransitionTimes(&s, &v1.PodStatus{Conditions: tc.oldConds}, now)
+		accept.Stamp(&s, &v1.PodStatus{Conditions: tc.oldConds}, now)
 		if tc.noCond {
 			if len(s.Conditions) != 0 {
 				t.Errorf("%s: conditions appeared", tc.name)
@@ -223,13 +232,54 @@ func TestServerTransitionTimes(t *testing.T) {
 		{"same status: server's time stands", ready(v1.ConditionTrue, at(-time.Hour)), ready(v1.ConditionTrue, at(-time.Minute)), at(-time.Minute), at(-time.Hour)},
 		{"same status, server time unset: ours", ready(v1.ConditionTrue, metav1.Time{}), ready(v1.ConditionTrue, at(-time.Minute)), at(-time.Minute), at(-time.Minute)},
 	} {
-		up := Merge(tc.server, tc.kubelet, false, MergeAt(now))
-		fx := Merge(tc.server, tc.kubelet, false, MergeAt(now), MergeServerTransitionTimes())
+		up := mustMerge(t, tc.server, tc.kubelet, MergeOptions{Now: now, UpstreamTransitionTimes: true})
+		fx := mustMerge(t, tc.server, tc.kubelet, MergeOptions{Now: now})
 		if got := up.Conditions[0].LastTransitionTime; !got.Equal(&tc.upstream) {
 			t.Errorf("%s: upstream LTT %v, want %v", tc.name, got, tc.upstream)
 		}
 		if got := fx.Conditions[0].LastTransitionTime; !got.Equal(&tc.fixed) {
 			t.Errorf("%s: fixed LTT %v, want %v", tc.name, got, tc.fixed)
 		}
+	}
+}
+
+// mustMerge merges kubelet into a pod whose status is server.
+func mustMerge(t *testing.T, server, kubelet v1.PodStatus, opts MergeOptions) v1.PodStatus {
+	t.Helper()
+	got, err := Merge(&v1.Pod{Status: server}, kubelet, opts)
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	return got
+}
+
+// TestMergeInputErrors: a nil pod and a zero time are input errors, not a wall-clock
+// fallback.
+func TestMergeInputErrors(t *testing.T) {
+	var ie *readiness.InputError
+	if _, err := Merge(nil, v1.PodStatus{}, MergeOptions{Now: metav1.NewTime(mgrT0)}); !errors.As(err, &ie) || ie.Field != "server" {
+		t.Errorf("nil pod: %v", err)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	_, err := Merge(pod, v1.PodStatus{}, MergeOptions{})
+	if !errors.As(err, &ie) || ie.Field != "MergeOptions.Now" || ie.Name != "p" {
+		t.Errorf("zero Now: %v", err)
+	}
+	if want := "status: Merge: pod ns/p: MergeOptions.Now: zero (the time must be given)"; err == nil || err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestMergeDefaultsAreTheManagers: the zero MergeOptions keep a terminal server phase,
+// and UpstreamTerminalPhase gives the kubelet's merge.
+func TestMergeDefaultsAreTheManagers(t *testing.T) {
+	server := v1.PodStatus{Phase: v1.PodSucceeded, Reason: "Done"}
+	kubelet := v1.PodStatus{Phase: v1.PodRunning}
+	now := metav1.NewTime(mgrT0)
+	if got := mustMerge(t, server, kubelet, MergeOptions{Now: now}); got.Phase != v1.PodSucceeded || got.Reason != "Done" {
+		t.Errorf("default: phase %s reason %q, want the server's Succeeded/Done", got.Phase, got.Reason)
+	}
+	if got := mustMerge(t, server, kubelet, MergeOptions{Now: now, UpstreamTerminalPhase: true}); got.Phase != v1.PodRunning {
+		t.Errorf("upstream: phase %s, want Running", got.Phase)
 	}
 }

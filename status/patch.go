@@ -35,8 +35,7 @@ import (
 // precondition and is never reported unchanged, and neither is a uid that strconv.Quote
 // and encoding/json write differently (one with '<', say).
 //
-// The error is always nil today; it is kept so that a future encoder can refuse input.
-func PatchBytes(uid types.UID, old, new v1.PodStatus) (patch []byte, unchanged bool, err error) {
-	p, same := patchenc.PodStatus(string(uid), &old, &new)
-	return p, same, nil
+// Every pair of statuses has a patch, so PatchBytes cannot fail.
+func PatchBytes(uid types.UID, old, new v1.PodStatus) (patch []byte, unchanged bool) {
+	return patchenc.PodStatus(string(uid), &old, &new)
 }

@@ -23,14 +23,11 @@ func ExamplePatchBytes() {
 
 	old := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{gate, notReady}}
 	new := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{gate, ready}}
-	patch, unchanged, err := status.PatchBytes("uid-1", old, new)
-	if err != nil {
-		panic(err)
-	}
+	patch, unchanged := status.PatchBytes("uid-1", old, new)
 	fmt.Println(unchanged)
 	fmt.Println(string(patch))
 
-	_, unchanged, _ = status.PatchBytes("uid-1", new, new)
+	_, unchanged = status.PatchBytes("uid-1", new, new)
 	fmt.Println(unchanged)
 	// Output:
 	// false

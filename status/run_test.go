@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"testing"
@@ -54,8 +55,8 @@ func mgrRun(t *testing.T, m *Manager) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := m.Run(ctx); err != nil {
-			t.Errorf("Run: %v", err)
+		if err := m.Run(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v, want context.Canceled", err)
 		}
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })

@@ -188,13 +188,16 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 		if !ok {
 			continue
 		}
-		merged := Merge(p.Status, cached, mm.running, MergeAt(now), MergeServerTransitionTimes(), MergeKeepTerminalPhase(), MergeGeneration(p.Generation))
+		merged, err := Merge(p, cached, MergeOptions{Now: now, CouldHaveRunningContainers: mm.running})
+		if err != nil {
+			t.Fatalf("Merge: %v", err)
+		}
 		// Condition order is not compared: like the kubelet, the Manager does not send a
 		// pure reorder (it sorts foreign conditions first only when it writes anyway).
 		server := *p.Status.DeepCopy()
 		sortConds(server.Conditions)
 		sortConds(merged.Conditions)
-		if patch, unchanged, _ := PatchBytes(p.UID, server, merged); !unchanged {
+		if patch, unchanged := PatchBytes(p.UID, server, merged); !unchanged {
 			t.Fatalf("pod %s: server differs from the desired status: %s", name, patch)
 		}
 		if terminal(p.Status.Phase) || terminal(cached.Phase) || mgrGetCond(cached, v1.PodReady) == nil {

@@ -12,7 +12,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Run syncs pending changes until ctx is done, then returns nil. It wakes on every change
+// Run syncs pending changes until ctx is done, then returns ctx.Err(): it stops only
+// then, and a failing pod does not stop it (its error is retried with backoff, logged
+// and reported to the Observer; Sync returns such errors). It wakes on every change
 // (coalesced, as the kubelet's one-slot channel), when a pod's backoff expires, and every
 // SyncPeriod. Each wake-up sends only the pods that changed or are due for a retry. Start
 // it once; Sync may be called alongside.
@@ -32,7 +34,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			d := next.Sub(m.clock.Now())
 			if d <= 0 {
 				if ctx.Err() != nil {
-					return nil
+					return ctx.Err()
 				}
 				continue // a backoff expired while syncing
 			}
@@ -46,7 +48,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return ctx.Err()
 		case <-m.kick:
 		case <-ticker.C():
 			m.mu.Lock()
@@ -298,10 +300,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		// A terminal phase held back while containers could run must be retried later
 		// even though nothing else changes (the kubelet's 10 s reconcile does that).
 		held = terminal(snap.status.Phase) && !terminal(merged.Phase)
-		patch, unchanged, err := PatchBytes(e.uid, base.Status, merged)
-		if err != nil {
-			return held, fmt.Errorf("build patch: %w", err)
-		}
+		patch, unchanged := PatchBytes(e.uid, base.Status, merged)
 		if unchanged {
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
 			return held, nil

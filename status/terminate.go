@@ -7,15 +7,9 @@ import (
 	"github.com/podstatus/podstatus/readiness"
 )
 
-const (
-	// ReasonContainerStatusUnknown is the reason TerminatePod gives a container it could
-	// not see terminate (the kubelet's kubecontainer.ContainerReasonStatusUnknown).
-	ReasonContainerStatusUnknown = "ContainerStatusUnknown"
-	// MessageContainerNotLocated is the message that goes with it.
-	MessageContainerNotLocated = "The container could not be located when the pod was terminated"
-	// exitCodeUnknown is the exit code TerminatePod gives such a container (SIGKILL).
-	exitCodeUnknown = 137
-)
+// exitCodeUnknown is the exit code TerminatePod gives a container it could not see
+// terminate (SIGKILL), with reason readiness.ReasonContainerStatusUnknown.
+const exitCodeUnknown = 137
 
 // terminatedStatus returns the status TerminatePod writes for the pod: every container
 // that could have started and is not terminated is marked terminated with exit code 137
@@ -28,7 +22,7 @@ const (
 func terminatedStatus(pod *v1.Pod, base *v1.PodStatus, f features.Set) v1.PodStatus {
 	s := *base.DeepCopy()
 	unknown := v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-		ExitCode: exitCodeUnknown, Reason: ReasonContainerStatusUnknown, Message: MessageContainerNotLocated,
+		ExitCode: exitCodeUnknown, Reason: readiness.ReasonContainerStatusUnknown, Message: readiness.MessageContainerNotLocated,
 	}}
 	if podInitialized(pod, f) {
 		for i := range s.ContainerStatuses {

@@ -1,8 +1,6 @@
 package status
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,28 +8,6 @@ import (
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 )
-
-// ltTypes are the condition types whose lastTransitionTime the status manager keeps, in
-// the kubelet's order. Resize conditions carry their own times; foreign conditions keep
-// the server's.
-var ltTypes = [...]v1.PodConditionType{
-	v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
-	v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting,
-}
-
-// setTransitionTimes applies the kubelet's lastTransitionTime rule to s against old for
-// every type in ltTypes: the first condition of a type keeps old's time when old has the
-// same Status (even a zero time), and gets now otherwise. A time the caller put on s is
-// always overwritten. s.Conditions must not share its array with old.
-func setTransitionTimes(s, old *v1.PodStatus, now metav1.Time) {
-	for _, t := range ltTypes {
-		c := conditions.Get(s.Conditions, t)
-		if c == nil {
-			continue
-		}
-		c.LastTransitionTime = conditions.TransitionTime(old.Conditions, t, c.Status, now)
-	}
-}
 
 // serverTransitionTimes is the fix for kubernetes#119514, applied to a merged status just
 // before it is diffed against the server's copy. For every condition the kubelet owns:
@@ -93,10 +69,42 @@ func adoptTransitionTimes(s, server *v1.PodStatus, own conditions.Ownership) {
 	}
 }
 
+// TransitionError is the error of a status the Manager rejected because it moves a
+// terminated container back to a non-terminated state that the pod's restart rules do
+// not allow, or because the previous init-container statuses do not match the spec (the
+// kubelet's checkContainerStateTransition, pkg/kubelet/status/status_manager.go). The
+// status is discarded. Test for it with errors.As.
+type TransitionError struct {
+	// Pod is the pod whose status was rejected.
+	Pod PodRef
+	// Container is the name of the container at fault.
+	Container string
+	// Init is true when Container is an init container.
+	Init bool
+	// SpecMismatch is true when the previous init-container statuses do not follow the
+	// spec's init containers (Container is the first that does not), rather than an
+	// illegal transition.
+	SpecMismatch bool
+}
+
+// Error renders the error with the kubelet's wording, after the pod.
+func (e *TransitionError) Error() string {
+	pod := "pod " + e.Pod.Namespace + "/" + e.Pod.Name + " (uid " + string(e.Pod.UID) + "): "
+	switch {
+	case e.SpecMismatch:
+		return pod + "found mismatch between pod spec and status, container: " + e.Container
+	case e.Init:
+		return pod + "terminated init container " + e.Container + " attempted illegal transition to non-terminated state"
+	}
+	return pod + "terminated container " + e.Container + " attempted illegal transition to non-terminated state"
+}
+
 // checkTransitions rejects a status that moves a terminated container back to a
 // non-terminated state when the pod's restart rules do not allow a restart. It is the
-// kubelet's checkContainerStateTransition; the error names the container.
-func checkTransitions(old, s *v1.PodStatus, spec *v1.PodSpec, f features.Set) error {
+// kubelet's checkContainerStateTransition; the error is a *TransitionError.
+func checkTransitions(pod *v1.Pod, old, s *v1.PodStatus, f features.Set) error {
+	spec := &pod.Spec
+	ref := PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 	if spec.RestartPolicy == v1.RestartPolicyAlways {
 		return nil
 	}
@@ -109,20 +117,20 @@ func checkTransitions(old, s *v1.PodStatus, spec *v1.PodSpec, f features.Set) er
 		}
 		for _, n := range s.ContainerStatuses {
 			if n.Name == o.Name && n.State.Terminated == nil {
-				return fmt.Errorf("terminated container %s attempted illegal transition to non-terminated state", n.Name)
+				return &TransitionError{Pod: ref, Container: n.Name}
 			}
 		}
 	}
 	for i, o := range old.InitContainerStatuses {
 		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
-			return fmt.Errorf("found mismatch between pod spec and status, container: %s", o.Name)
+			return &TransitionError{Pod: ref, Container: o.Name, Init: true, SpecMismatch: true}
 		}
 		if readiness.IsSidecar(&spec.InitContainers[i], f) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
 			continue
 		}
 		for _, n := range s.InitContainerStatuses {
 			if n.Name == o.Name && n.State.Terminated == nil {
-				return fmt.Errorf("terminated init container %s attempted illegal transition to non-terminated state", n.Name)
+				return &TransitionError{Pod: ref, Container: n.Name, Init: true}
 			}
 		}
 	}
@@ -141,7 +149,7 @@ func mayRestart(containers []v1.Container, spec *v1.PodSpec, o v1.ContainerStatu
 		return false
 	}
 	for i := range containers {
-		if containers[i].Name == o.Name && readiness.ContainerShouldRestart(&containers[i], spec, code, readiness.WithFeatures(f)) {
+		if containers[i].Name == o.Name && readiness.ContainerShouldRestart(&containers[i], spec, code, f) {
 			return true
 		}
 	}

@@ -21,16 +21,17 @@ type TB interface {
 }
 
 // CheckInvariants reports through t.Errorf every invariant (see Invariants) that r
-// violates as the result of evaluating in with the feature set f.
-func CheckInvariants(t TB, f features.Set, in readiness.Input, r readiness.Result) {
+// violates as the result of evaluating in (with the feature set in.Features).
+func CheckInvariants(t TB, in readiness.Input, r readiness.Result) {
 	t.Helper()
-	if err := Invariants(f, in, r); err != nil {
+	if err := Invariants(in, r); err != nil {
 		t.Errorf("readiness invariants violated:\n%v\ninput: %s\nresult: %+v", err, Describe(in), r)
 	}
 }
 
 // Invariants returns the violations (joined; nil when there are none) of what must hold
-// for any result r that Evaluate returns for in with the feature set f:
+// for any result r that Evaluate returns for in, whose feature set in.Features is called
+// f below:
 //
 //   - every condition has its Type (PodReadyToStartContainers only when f has it on,
 //     otherwise it is the zero condition), a Status of True or False, and zero
@@ -52,7 +53,8 @@ func CheckInvariants(t TB, f features.Set, in readiness.Input, r readiness.Resul
 //   - every observedGeneration follows the kubelet's rule: the pod's generation with
 //     observedGeneration tracking on; otherwise the generation only if the old status has
 //     a condition of that type with a non-zero observedGeneration, else 0.
-func Invariants(f features.Set, in readiness.Input, r readiness.Result) error {
+func Invariants(in readiness.Input, r readiness.Result) error {
+	f := in.Features
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if in.Pod == nil {
@@ -184,14 +186,13 @@ func firstCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondi
 	return nil
 }
 
-// CheckPure evaluates in twice with opts and reports through t.Errorf if Evaluate
+// CheckPure evaluates in twice and reports through t.Errorf if Evaluate
 // changed its input (compared with a deep copy taken before, nil and empty lists told
 // apart), if the two results or errors differ, or if Explain's Result differs from
 // Evaluate's. It returns the first result.
-func CheckPure(t TB, in readiness.Input, opts ...readiness.Option) readiness.Result {
+func CheckPure(t TB, in readiness.Input) readiness.Result {
 	t.Helper()
-	return checkPure(t, in, func(in readiness.Input) (readiness.Result, error) { return readiness.Evaluate(in, opts...) },
-		func(in readiness.Input) (readiness.Explanation, error) { return readiness.Explain(in, opts...) })
+	return checkPure(t, in, readiness.Evaluate, readiness.Explain)
 }
 
 // checkPure is CheckPure with the functions under test passed in, so that its own tests

@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
-	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/readiness/readinesstest"
 )
@@ -26,7 +25,7 @@ func routableProperty(t *rapid.T) {
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
-	readinesstest.CheckInvariants(t, features.V1_37(), in, r)
+	readinesstest.CheckInvariants(t, in, r)
 	readinesstest.CheckPure(t, in)
 	if !routable(r) {
 		return

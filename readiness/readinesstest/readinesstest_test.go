@@ -48,7 +48,7 @@ func TestReadyInputIsReady(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := ReadyInput().Draw(t, "input")
 		r := CheckPure(t, in)
-		CheckInvariants(t, features.V1_37(), in, r)
+		CheckInvariants(t, in, r)
 		for _, c := range r.Conditions() {
 			if c.Status != v1.ConditionTrue {
 				t.Fatalf("ready input gave %s=%s (%s: %s)\n%s", c.Type, c.Status, c.Reason, c.Message, Describe(in))
@@ -61,7 +61,7 @@ func TestFaultyInputIsNotAllReady(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := FaultyInput().Draw(t, "case")
 		r := CheckPure(t, c.Input)
-		CheckInvariants(t, features.V1_37(), c.Input, r)
+		CheckInvariants(t, c.Input, r)
 		allTrue := true
 		for _, cond := range r.Conditions() {
 			allTrue = allTrue && cond.Status == v1.ConditionTrue
@@ -233,7 +233,7 @@ func TestInvariantsCatchViolations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Invariants(features.V1_37(), in, good); err != nil {
+	if err := Invariants(in, good); err != nil {
 		t.Fatalf("correct result rejected: %v", err)
 	}
 	gatesFalse := DeepCopy(in)
@@ -292,18 +292,21 @@ func TestInvariantsCatchViolations(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.mut(&r)
-			err = Invariants(c.f, c.in, r)
+			// The result was computed with the default features; it is judged by c.f.
+			judged := c.in
+			judged.Features = c.f
+			err = Invariants(judged, r)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Invariants = %v, want an error containing %q", err, c.want)
 			}
 			var rec recorder
-			CheckInvariants(&rec, c.f, c.in, r)
+			CheckInvariants(&rec, judged, r)
 			if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], c.want) {
 				t.Fatalf("CheckInvariants reported %q", rec.errs)
 			}
 		})
 	}
-	if err := Invariants(features.V1_37(), readiness.Input{}, good); err == nil {
+	if err := Invariants(readiness.Input{}, good); err == nil {
 		t.Errorf("Invariants accepted a result for a nil pod")
 	}
 }

@@ -30,7 +30,7 @@ func Example() {
 	pod, _ := client.GetPod(ctx, "ns", "web")
 	next := *pod.Status.DeepCopy()
 	next.Phase = v1.PodRunning
-	patch, _, _ := status.PatchBytes(pod.UID, pod.Status, next)
+	patch, _ := status.PatchBytes(pod.UID, pod.Status, next)
 
 	_, err := client.PatchPodStatus(ctx, "ns", "web", patch)
 	fmt.Println("first PATCH throttled:", apierrors.IsTooManyRequests(err))

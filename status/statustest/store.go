@@ -1,14 +1,14 @@
 package statustest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/podstatus/podstatus/internal/patch"
 )
 
 // The methods in this file act on the store directly, as the test or as other controllers
@@ -147,6 +147,8 @@ func (s *Server) RemoveCondition(namespace, name string, t v1.PodConditionType) 
 
 // patchConditions builds the patch from the stored status to the one with edited conditions,
 // and applies it through the same path as PatchPodStatus (without counting or faults).
+// The patch is apimachinery's, not the status package's encoder: the fake must not share
+// code with what it tests.
 func (s *Server) patchConditions(namespace, name string, edit func([]v1.PodCondition) []v1.PodCondition) (*v1.Pod, error) {
 	s.mu.Lock()
 	cur, ok := s.pods[key(namespace, name)]
@@ -156,7 +158,11 @@ func (s *Server) patchConditions(namespace, name string, edit func([]v1.PodCondi
 	}
 	next := cur.Status.DeepCopy()
 	next.Conditions = edit(next.Conditions)
-	p, _ := patch.PodStatus(string(cur.UID), &cur.Status, next)
+	p, err := twoWayStatusPatch(&cur.Status, next)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("statustest: writing conditions of pod %s/%s: %w", namespace, name, err)
+	}
 	out, err := s.applyLocked(namespace, name, p)
 	s.mu.Unlock()
 	s.notify()
@@ -164,4 +170,18 @@ func (s *Server) patchConditions(namespace, name string, edit func([]v1.PodCondi
 		return nil, fmt.Errorf("statustest: writing conditions of pod %s/%s: %w", namespace, name, err)
 	}
 	return out, nil
+}
+
+// twoWayStatusPatch is the strategic-merge patch from a pod with status old to one with
+// status next, as apimachinery's strategicpatch computes it for any controller.
+func twoWayStatusPatch(old, next *v1.PodStatus) ([]byte, error) {
+	a, err := json.Marshal(v1.Pod{Status: *old})
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v1.Pod{Status: *next})
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateTwoWayMergePatch(a, b, v1.Pod{})
 }
