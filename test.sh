@@ -1,53 +1,130 @@
 #!/usr/bin/env bash
 # test.sh — every check of the project, the same on a laptop and in CI:
-#   1. gofmt and go vet on every module;
-#   2. the root module's tests under the race detector (fuzz targets run their seed corpus);
-#   3. the nested modules: status/kubeclient (with -race) and internal/upstream, the
-#      differential, patch-equivalence and end-to-end tests against the real kubelet code
-#      and a real kube-apiserver + etcd started in-process (without -race: under -race the
-#      kube-apiserver build alone takes over 15 minutes on a 2-core machine).
+#   1. gofmt on every Go file;
+#   2. on every module (the root and each nested go.mod): go mod tidy -diff, go vet and
+#      staticcheck (installed at a pinned version into .tools/bin on first use);
+#   3. the root module's tests under the race detector (fuzz targets run their seed corpus);
+#   4. the nested modules' tests: status/kubeclient and examples/simnode/kube with -race,
+#      internal/upstream without (the differential, patch-equivalence and end-to-end tests
+#      against the real kubelet code and a real kube-apiserver + etcd started in-process;
+#      under -race the kube-apiserver build alone takes over 15 minutes on 2 cores).
+# Every step runs even when an earlier one fails; the failed steps are listed at the end,
+# then the last line, "tests: N passed, N failed, N skipped" (CI parses it), and the exit
+# code is non-zero if any step failed. A package that does not build, or a test binary
+# that times out, counts as one failed test, since it has no "--- FAIL" line of its own.
 # The first run builds k8s.io/kubernetes code and takes several minutes; later runs reuse
 # Go's build cache. Set PODSTATUS_SKIP_UPSTREAM=1 to leave out internal/upstream.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")"
+root=$PWD
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# staticcheck 2026.2.2 (module v0.8.2), the newest release: the v0.8 series is the first for
+# Go 1.26 (its go.mod says go 1.26.0; v0.7.0's says 1.25.0).
+STATICCHECK_VERSION=v0.8.2
+tools=$root/.tools/bin
+
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+failed_steps=()
 
 step() { printf '\n==== %s\n' "$*"; }
+# check NAME CMD...: runs one step and records its failure without stopping.
+check() {
+	local name=$1
+	shift
+	step "$name"
+	if ! "$@"; then
+		failed_steps+=("$name")
+		echo "FAILED: $name"
+	fi
+}
 
-step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
-if [ -n "$unformatted" ]; then
-	echo "not gofmt-formatted:"; echo "$unformatted"; exit 1
-fi
-echo "all files formatted"
+gofmt_all() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+	if [ -n "$unformatted" ]; then
+		echo "not gofmt-formatted:"
+		echo "$unformatted"
+		return 1
+	fi
+	echo "all files formatted"
+}
+
+# tidy M: go.mod and go.sum of module M are what go mod tidy would write.
+tidy() {
+	local m=$1
+	if ! (cd "$m" && go mod tidy -diff); then
+		echo "module $m: go.mod/go.sum are not tidy; run: (cd $m && go mod tidy)"
+		return 1
+	fi
+}
+
+install_staticcheck() {
+	if [ -x "$tools/staticcheck" ] && "$tools/staticcheck" -version | grep -q "(${STATICCHECK_VERSION#v})"; then
+		"$tools/staticcheck" -version
+		return 0
+	fi
+	GOBIN=$tools go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" && "$tools/staticcheck" -version
+}
+
+# lint M: staticcheck on module M, with its time (internal/upstream takes minutes).
+lint() {
+	local m=$1 start rc
+	[ -x "$tools/staticcheck" ] || { echo "staticcheck is not installed"; return 1; }
+	start=$(date +%s)
+	(cd "$m" && "$tools/staticcheck" ./...)
+	rc=$?
+	echo "staticcheck ($m): $(($(date +%s) - start))s"
+	return $rc
+}
+
+# gotest M FLAGS...: go test -v on module M, its output kept for the summary.
+gotest() {
+	local m=$1
+	shift
+	(cd "$m" && go test -count=1 -v "$@" ./...) 2>&1 | tee "$logdir/test-$(echo "$m" | tr / _).log"
+}
+
+check "gofmt" gofmt_all
 
 # Every module in the repository: the root and each nested go.mod.
 modules=(.)
 for f in $(git ls-files '*/go.mod' 2>/dev/null || find . -mindepth 2 -name go.mod); do
-	d=$(dirname "$f"); d=${d#./}
+	d=$(dirname "$f")
+	d=${d#./}
 	[ "$d" = internal/upstream ] && [ -n "${PODSTATUS_SKIP_UPSTREAM:-}" ] && continue
 	modules+=("$d")
 done
 
 for m in "${modules[@]}"; do
-	step "go vet ($m)"
-	(cd "$m" && go vet ./...)
+	check "go mod tidy -diff ($m)" tidy "$m"
+done
+for m in "${modules[@]}"; do
+	check "go vet ($m)" bash -c "cd '$m' && go vet ./..."
+done
+check "install staticcheck $STATICCHECK_VERSION" install_staticcheck
+for m in "${modules[@]}"; do
+	check "staticcheck ($m)" lint "$m"
 done
 
 for m in "${modules[@]}"; do
 	if [ "$m" = internal/upstream ]; then
-		step "go test ($m: differential, equivalence, end-to-end; no -race)"
-		(cd "$m" && go test -count=1 -timeout 40m -v ./...) 2>&1 | tee -a "$log"
+		check "go test ($m: differential, equivalence, end-to-end; no -race)" gotest "$m" -timeout 40m
 	else
-		step "go test -race ($m)"
-		(cd "$m" && go test -race -count=1 -timeout 20m -v ./...) 2>&1 | tee -a "$log"
+		check "go test -race ($m)" gotest "$m" -race -timeout 20m
 	fi
 done
 
-passed=$(grep -cE '^\s*--- PASS' "$log" || true)
-failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
-skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
+count() { cat "$logdir"/test-*.log 2>/dev/null | grep -cE "$1" || true; }
+passed=$(count '^\s*--- PASS')
+failed=$(($(count '^\s*--- FAIL') + $(count '^FAIL\s+\S+\s+\[(build|setup) failed\]') + $(count '^panic: test timed out')))
+skipped=$(count '^\s*--- SKIP')
 echo
+if [ ${#failed_steps[@]} -gt 0 ]; then
+	echo "failed steps:"
+	printf '  %s\n' "${failed_steps[@]}"
+else
+	echo "every step passed"
+fi
 echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ ${#failed_steps[@]} -eq 0 ]

@@ -189,6 +189,7 @@ func mergeDryRun(body *metav1.DeleteOptions, query []string) (*metav1.DeleteOpti
 		return out, nil
 	}
 	if !reflect.DeepEqual(query, out.DryRun) {
+		//lint:ignore ST1005 upstream's exact text (propagateDryRun in pkg/registry/core/pod/storage/eviction.go), which the server answers in its 400
 		return nil, fmt.Errorf("Non-matching dry-run options in request and content: %v and %v", query, out.DryRun)
 	}
 	return out, nil
