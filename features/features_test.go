@@ -51,7 +51,7 @@ func TestEachFieldTurnsOneBehaviourOff(t *testing.T) {
 }
 
 // A node agent that imitates a v1.34 kubelet passes V1_34 to the engine and the manager
-// (readiness.WithFeatures, status.Options.Features); the zero Set is v1.37.0.
+// (readiness.Input.Features, status.Options.Features); the zero Set is v1.37.0.
 func ExampleSet() {
 	f := features.V1_34()
 	fmt.Println("sandbox reason on PodReadyToStartContainers:", f.SandboxDiagnostics())

@@ -7,6 +7,8 @@
 // pod it does not allocate. Explain returns, as data, why a pod is not ready. Apply writes
 // a Result into a v1.PodStatus with the kubelet's lastTransitionTime rule.
 //
-// Behaviour that differs between Kubernetes versions is selected with WithFeatures; the
-// default is v1.37.0.
+// Behaviour that differs between Kubernetes versions is selected with the Features field of
+// Input and PhaseInput (a features.Set); its zero value is v1.37.0. Malformed input (a nil
+// pod, two containers of one name) is the one error, an *InputError, which podstate and
+// status return for their malformed input too.
 package readiness

@@ -305,7 +305,8 @@ func TestReadyToStartContainersUpstreamCases(t *testing.T) {
 	}
 }
 
-// TestQuirks pins the upstream behaviours listed in §7 of the specification.
+// TestQuirks pins surprising behaviours of the kubelet v1.37.0's condition generators
+// (pkg/kubelet/status/generate.go) that a reimplementation could easily "fix".
 func TestQuirks(t *testing.T) {
 	run := func(t *testing.T, in readiness.Input) readiness.Result {
 		t.Helper()

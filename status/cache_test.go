@@ -15,7 +15,7 @@ import (
 )
 
 // The tests in this file are the status-cache cases of the kubelet's
-// status_manager_test.go (spec §5.2); "update count" is the version difference.
+// pkg/kubelet/status/status_manager_test.go; "update count" is the version difference.
 
 func TestNewStatus(t *testing.T) {
 	m, _ := mgrNewCache(t, Options{})

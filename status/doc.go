@@ -21,8 +21,15 @@
 // A terminal phase held back while containers could run is retried every SyncPeriod (and
 // on every Sync), as the kubelet's periodic reconcile does, visiting only those pods.
 //
-// Where the kubelet only logs, the Manager returns errors: SetPodStatus and TerminatePod
-// return the rejected transition; Sync returns one wrapped error per failed pod.
+// Where the kubelet only logs, the Manager returns errors, wrapped as "status: <Method>:
+// ...": SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup return
+// a *TransitionError for a rejected container transition and a *readiness.InputError for
+// a pod they cannot write; SetContainerReadiness and SetContainerStartup return
+// ErrPodNotFound or ErrContainerNotFound for an update about an unknown pod or container;
+// Sync returns one wrapped error per failed pod; Run returns ctx.Err() once ctx is done.
+//
+// Time is always injected: the Manager reads Options.Clock, and Merge takes
+// MergeOptions.Now. MergeOptions' zero value merges as the Manager does.
 //
 // # What it does beyond the kubelet
 //

@@ -12,7 +12,8 @@ import (
 )
 
 // TestUpstreamFlow replays the end-to-end manager flow recorded from the kubelet v1.37.0
-// (spec §5.5) and compares the patches sent.
+// (pkg/kubelet/status/status_manager.go driven through a fake client) and compares the
+// patches sent.
 func TestUpstreamFlow(t *testing.T) {
 	at := metav1.NewTime(mgrT0)
 	gate := v1.PodConditionType("example.com/gate")

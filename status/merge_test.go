@@ -36,7 +36,8 @@ func mgrSummary(s v1.PodStatus) []mgrC {
 	return out
 }
 
-// TestMergePodStatus is upstream's table, checked in the exact order of spec §4.9.
+// TestMergePodStatus is upstream's table (TestMergePodStatus in
+// pkg/kubelet/status/status_manager_test.go), with the condition order checked exactly.
 func TestMergePodStatus(t *testing.T) {
 	dt := func(reason string) v1.PodCondition {
 		return v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: reason}

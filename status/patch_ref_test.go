@@ -19,8 +19,8 @@ type fataler interface {
 	Fatalf(format string, args ...any)
 }
 
-// referencePatch is what the kubelet does (pkg/util/pod.preparePatchBytesForPodStatus, as
-// described in upstream-spec §4.10): marshal both pods, diff them with
+// referencePatch is what the kubelet does (pkg/util/pod/pod.go, preparePatchBytesForPodStatus):
+// marshal both pods, diff them with
 // CreateTwoWayMergePatch, and call the result unchanged when it is the bare uid precondition.
 func referencePatch(uid types.UID, old, new v1.PodStatus) ([]byte, bool, error) {
 	oldData, err := json.Marshal(v1.Pod{Status: old})

@@ -32,8 +32,8 @@ type patchVector struct {
 	want      string
 }
 
-// patchVectors are upstream-spec §5.3 (pkg/util/pod TestPatchPodStatus) and §5.5 (produced
-// by running upstream v1.37.0).
+// patchVectors are the cases of TestPatchPodStatus (pkg/util/pod/pod_test.go) and patches
+// produced by running the kubelet v1.37.0's status manager.
 func patchVectors() []patchVector {
 	base := v1.PodStatus{
 		Phase: v1.PodRunning,
@@ -221,8 +221,8 @@ func FuzzPatchBytesGenerated(f *testing.F) {
 	}))
 }
 
-// benchStatuses is the Ready flip of peers.md §3.1: six conditions (one a custom readiness
-// gate), Ready and ContainersReady going True, and every container becoming ready.
+// benchStatuses is a typical Ready flip: six conditions (one a custom readiness gate),
+// Ready and ContainersReady going True, and every container becoming ready.
 func benchStatuses(containers int) (old, new v1.PodStatus) {
 	gate := v1.PodConditionType("example.com/gate")
 	notReady := func(t v1.PodConditionType) v1.PodCondition {

@@ -16,7 +16,7 @@ import (
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
-// The sync cases of the kubelet's status_manager_test.go (spec §5.2) and the Manager's
+// The sync cases of the kubelet's pkg/kubelet/status/status_manager_test.go and the Manager's
 // own guarantees, against statustest, asserting requests by verb.
 
 func mgrWithServer(t *testing.T, srv *statustest.Server, opts Options) (*Manager, *clocktesting.FakeClock) {

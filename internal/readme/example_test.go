@@ -1,0 +1,46 @@
+package readme_test
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus/readiness/eviction"
+	"github.com/podstatus/podstatus/readiness/nodegate"
+)
+
+// decide is the README's eviction snippet, with what it uses as parameters.
+func decide(pod *v1.Pod, pdbList *policyv1.PodDisruptionBudgetList) error {
+	d, err := eviction.Decide(pod, pdbList.Items, eviction.Options{
+		Now:    metav1.Now(),    // the disruptedPods entry and condition times
+		DryRun: []string{"All"}, // the request's ?dryRun=All, if any
+	})
+	if err != nil {
+		return err // input no server could see: nil pod, bad dry-run value
+	}
+	fmt.Println(d.Allowed, d.Code, d.Path, d.Message) // e.g. false 429 BudgetExhausted "Cannot evict pod ..."
+	err = d.Err()                                     // the *apierrors.StatusError client-go would return, nil when evicted
+	return err
+}
+
+// gate is the README's nodegate snippet, with what it uses as parameters.
+func gate(node *v1.Node, podsOnNode []v1.Pod) error {
+	res, err := nodegate.Evaluate(node, []nodegate.Gate{{
+		Name:      "cni",
+		Namespace: "kube-system",
+		Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}},
+	}}, podsOnNode, nodegate.Options{}) // taint readiness.k8s.io/node-readiness-gates:NoSchedule
+	if err != nil {
+		return err // duplicate gate names, reserved taint key, ...
+	}
+	fmt.Println(res.NodeReady, res.BlockingGates)
+	node.Spec.Taints = res.Taints.NewTaints // = old taints - res.Taints.Remove + res.Taints.Add
+	return nil
+}
+
+// The README's eviction and node-gate snippets compile against the packages' APIs.
+func Example_readme() {
+	_, _ = decide, gate
+}

@@ -1,0 +1,55 @@
+package kubeclient_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/podstatus/podstatus/status"
+	"github.com/podstatus/podstatus/status/kubeclient"
+)
+
+// runAgent is the README's status.Manager snippet (internal/readme checks that the README
+// shows it verbatim), with everything it uses as parameters so that it compiles.
+func runAgent(ctx context.Context, restConfig *rest.Config, logger logr.Logger, informer cache.SharedIndexInformer, pod *v1.Pod, newStatus v1.PodStatus) {
+	cs := kubernetes.NewForConfigOrDie(restConfig)
+	m := status.NewManager(kubeclient.New(cs), status.Options{Logger: logger})
+	go m.Run(ctx) // syncs on every change, retries with backoff, resyncs every 10 s; returns ctx.Err()
+
+	// From your pod informer: the server's copy is the merge base (no GET before a PATCH) and a
+	// changed readiness-gate condition re-evaluates Ready at once.
+	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { m.ObservePod(o.(*v1.Pod)) },
+		UpdateFunc: func(_, o any) { m.ObservePod(o.(*v1.Pod)) },
+		DeleteFunc: func(o any) {
+			if tombstone, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = tombstone.Obj // the watch missed the deletion; the informer's last copy
+			}
+			if p, ok := o.(*v1.Pod); ok {
+				m.ForgetPod(p.UID)
+			}
+		},
+	})
+
+	// From your pod sync loop, whenever the runtime's facts change:
+	if err := m.SetPodStatus(pod, newStatus); err != nil {
+		log.Print(err) // a *status.TransitionError: an illegal container transition
+	}
+	if err := m.SetContainerReadiness(pod.UID, "containerd://4f1c", true); err != nil {
+		log.Print(err) // from a readiness prober; status.ErrPodNotFound, ErrContainerNotFound
+	}
+	if err := m.TerminatePod(pod); err != nil { // once its containers are gone
+		log.Print(err)
+	}
+}
+
+// The node agent's wiring, as the README shows it: a Manager writing through client-go,
+// fed by a pod informer and the agent's sync loop. (Not run: it needs a cluster.)
+func Example_agent() {
+	_ = runAgent
+}
