@@ -1,6 +1,7 @@
 package podstate_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -689,4 +690,18 @@ func TestStamp(t *testing.T) {
 func resourceQuantity(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
+}
+
+// TestGenerateInputErrors: malformed input is a *readiness.InputError.
+func TestGenerateInputErrors(t *testing.T) {
+	var ie *readiness.InputError
+	if _, err := podstate.Generate(podstate.Input{}); !errors.As(err, &ie) || ie.Field != "Pod" {
+		t.Errorf("nil pod: %v", err)
+	}
+	pod := webPod()
+	in := podstate.Input{Pod: pod, Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}
+	_, err := podstate.Generate(in)
+	if !errors.As(err, &ie) || ie.Field != "Containers" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
+		t.Errorf("two facts of one name: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -190,6 +191,17 @@ func TestIllegalContainerTransitionRejected(t *testing.T) {
 		if tc.reject {
 			if !strings.Contains(err.Error(), "attempted illegal transition to non-terminated state") {
 				t.Errorf("error %q does not say what happened", err)
+			}
+			var te *TransitionError
+			want := TransitionError{Pod: PodRef{Namespace: "new", Name: "foo", UID: "12345678"}, Container: "c", Init: tc.init}
+			if tc.init {
+				want.Container = "i"
+			}
+			if !errors.As(err, &te) || *te != want {
+				t.Errorf("%+v: error %v is not the *TransitionError %+v", tc, err, want)
+			}
+			if !strings.HasPrefix(err.Error(), "status: SetPodStatus: pod new/foo (uid 12345678): terminated ") {
+				t.Errorf("error %q is not wrapped as status: SetPodStatus: ...", err)
 			}
 			if v := mgrVersion(m, pod.UID); v != 1 {
 				t.Errorf("%+v: a rejected update changed the version to %d", tc, v)

@@ -1,0 +1,67 @@
+package status
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/readiness"
+)
+
+// TestContainerUpdateErrors: where the kubelet logs and drops a readiness or startup
+// update, the Manager returns an error a caller can test for.
+func TestContainerUpdateErrors(t *testing.T) {
+	m, _ := mgrNewCache(t, Options{})
+	pod := mgrPod()
+	pod.Spec.Containers = []v1.Container{{Name: "c"}}
+	for name, set := range map[string]func() error{
+		"SetContainerReadiness": func() error { return m.SetContainerReadiness(pod.UID, "cri://c", true) },
+		"SetContainerStartup":   func() error { return m.SetContainerStartup(pod.UID, "cri://c", true) },
+	} {
+		if err := set(); !errors.Is(err, ErrPodNotFound) || !strings.HasPrefix(err.Error(), "status: "+name+": ") {
+			t.Errorf("%s before any status: %v, want ErrPodNotFound wrapped as status: %s: ...", name, err, name)
+		}
+	}
+	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{
+		Name: "c", ContainerID: "cri://c", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+	}}})
+	if err := m.SetContainerReadiness(pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
+		t.Errorf("unknown container ID: %v, want ErrContainerNotFound", err)
+	}
+	if err := m.SetContainerStartup(pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
+		t.Errorf("unknown container ID: %v, want ErrContainerNotFound", err)
+	}
+	if err := m.SetContainerStartup(pod.UID, "cri://c", true); err != nil {
+		t.Errorf("SetContainerStartup: %v", err)
+	}
+	if err := m.SetContainerReadiness(pod.UID, "cri://c", true); err != nil {
+		t.Errorf("SetContainerReadiness: %v", err)
+	}
+	if s := mgrStatus(t, m, pod.UID); !s.ContainerStatuses[0].Ready || !*s.ContainerStatuses[0].Started {
+		t.Errorf("updates not applied: %+v", s.ContainerStatuses[0])
+	}
+}
+
+// TestPodInputErrors: a pod the Manager cannot write is a *readiness.InputError, wrapped
+// with the method's name.
+func TestPodInputErrors(t *testing.T) {
+	m, _ := mgrNewCache(t, Options{})
+	noUID := mgrPod()
+	noUID.UID = ""
+	for _, tc := range []struct {
+		name  string
+		err   error
+		field string
+	}{
+		{"SetPodStatus", m.SetPodStatus(nil, v1.PodStatus{}), "pod"},
+		{"SetPodStatus", m.SetPodStatus(noUID, v1.PodStatus{}), "metadata.uid"},
+		{"TerminatePod", m.TerminatePod(noUID), "metadata.uid"},
+	} {
+		var ie *readiness.InputError
+		if !errors.As(tc.err, &ie) || ie.Field != tc.field || !strings.HasPrefix(tc.err.Error(), "status: "+tc.name+": ") {
+			t.Errorf("%s: error %v, want a *readiness.InputError on %s wrapped as status: %s: ...", tc.name, tc.err, tc.field, tc.name)
+		}
+	}
+}
