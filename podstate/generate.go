@@ -152,8 +152,6 @@ func (g *gen) setPhase(s *v1.PodStatus, phase v1.PodPhase) {
 	}
 }
 
-func terminal(p v1.PodPhase) bool { return accept.Terminal(p) }
-
 // setConditions writes the conditions in the kubelet's order.
 func (g *gen) setConditions(s *v1.PodStatus) error {
 	pod, base := g.pod, g.base

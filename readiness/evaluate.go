@@ -87,7 +87,6 @@ func (v *view) containersReady(c *v1.PodCondition) {
 	}
 	c.Reason = ReasonContainersNotReady
 	c.Message = msg.String()
-	return
 }
 
 // eachReadinessContainer calls f, in spec order, for every container whose readiness

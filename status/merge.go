@@ -153,8 +153,3 @@ func observedGeneration(old *v1.PodStatus, gen int64, t v1.PodConditionType, f f
 }
 
 func terminal(p v1.PodPhase) bool { return accept.Terminal(p) }
-
-func isTrue(list []v1.PodCondition, t v1.PodConditionType) bool {
-	c := conditions.Get(list, t)
-	return c != nil && c.Status == v1.ConditionTrue
-}

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/readiness"
 )
@@ -283,4 +284,10 @@ func TestMergeDefaultsAreTheManagers(t *testing.T) {
 	if got := mustMerge(t, server, kubelet, MergeOptions{Now: now, UpstreamTerminalPhase: true}); got.Phase != v1.PodRunning {
 		t.Errorf("upstream: phase %s, want Running", got.Phase)
 	}
+}
+
+// isTrue reports whether the first condition of type t in list is True.
+func isTrue(list []v1.PodCondition, t v1.PodConditionType) bool {
+	c := conditions.Get(list, t)
+	return c != nil && c.Status == v1.ConditionTrue
 }

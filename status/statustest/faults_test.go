@@ -17,14 +17,15 @@ func TestFailNext(t *testing.T) {
 	ctx := context.Background()
 	s.FailNext(statustest.VerbPatch, 2, statustest.Conflict("p"))
 	s.FailNext(statustest.VerbGet, 1, statustest.TooManyRequests(3))
-	pod, err := s.GetPod(ctx, "ns", "p")
+	_, err := s.GetPod(ctx, "ns", "p")
 	if !apierrors.IsTooManyRequests(err) {
 		t.Fatalf("first GET = %v, want 429", err)
 	}
 	if d, ok := apierrors.SuggestsClientDelay(err); !ok || d != 3 {
 		t.Fatalf("Retry-After = %d, %v; want 3", d, ok)
 	}
-	if pod, err = s.GetPod(ctx, "ns", "p"); err != nil {
+	pod, err := s.GetPod(ctx, "ns", "p")
+	if err != nil {
 		t.Fatalf("second GET: %v", err)
 	}
 	next := *pod.Status.DeepCopy()
