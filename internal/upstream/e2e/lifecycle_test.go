@@ -10,7 +10,6 @@ import (
 
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
-	"github.com/podstatus/podstatus/status"
 )
 
 // TestDeleteAndRecreateSameName: a pod is deleted and a new one is created under the same
@@ -180,8 +179,8 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		got := e.get("p")
 		stays(t, e, v1.PodFailed, readiness.ReasonPodFailed, t0.Add(5*time.Second))
 		if cs := got.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil ||
-			cs[0].State.Terminated.ExitCode != 137 || cs[0].State.Terminated.Reason != status.ReasonContainerStatusUnknown {
-			t.Errorf("container statuses %+v, want terminated 137 %s", cs, status.ReasonContainerStatusUnknown)
+			cs[0].State.Terminated.ExitCode != 137 || cs[0].State.Terminated.Reason != readiness.ReasonContainerStatusUnknown {
+			t.Errorf("container statuses %+v, want terminated 137 %s", cs, readiness.ReasonContainerStatusUnknown)
 		}
 		tryToRevive(t, e, mon, v1.PodFailed, readiness.ReasonPodFailed, t0.Add(5*time.Second))
 		e.requestFigures(t, "terminal (Failed)")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -296,8 +297,8 @@ func readyPlusPlus(t *testing.T, e *env, seed uint64, concurrent bool) bool {
 		w.stop()
 		me.sync()
 		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("Run: %v", err)
+		if err := <-runDone; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v, want context.Canceled", err)
 		}
 	}
 

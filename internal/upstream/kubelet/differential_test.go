@@ -161,8 +161,9 @@ func compareRandom(t *testing.T, n int, f features.Set, label string) int {
 	counts := map[string]int{}
 	for seed := 0; seed < n; seed++ {
 		in := gen.Example(seed)
+		in.Features = f
 		before := readinesstest.DeepCopy(in)
-		ours, err := readiness.Evaluate(in, readiness.WithFeatures(f))
+		ours, err := readiness.Evaluate(in)
 		if err != nil {
 			t.Fatalf("seed %d: Evaluate: %v\n%s", seed, err, readinesstest.Describe(in))
 		}
@@ -227,8 +228,9 @@ func TestDifferentialShrinks(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		in := readinesstest.Input().Draw(rt, "input")
 		sparse := rapid.Bool().Draw(rt, "sparseLinuxStatus")
+		in.Features = f
 		before := readinesstest.DeepCopy(in)
-		ours, err := readiness.Evaluate(in, readiness.WithFeatures(f))
+		ours, err := readiness.Evaluate(in)
 		if err != nil {
 			rt.Fatalf("Evaluate: %v", err)
 		}

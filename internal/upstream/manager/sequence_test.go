@@ -543,8 +543,9 @@ func comparable(s v1.PodStatus) v1.PodStatus {
 // they arise, each with its reason (world.status, run.controllerWrite, run.upstream,
 // run.syncPoint, kubeletOwned).
 //
-// The default 1,000 sequences pass. Beyond them, seed 1365 is the first of a few that
-// fail on the bug pinned by TestKnownBugStaleBaseGateInSetContainerReadiness.
+// The default 1,000 sequences pass. Beyond them, seed 1365 was the first of a few that
+// failed on a bug now fixed and pinned by TestStaleBaseGateInSetContainerReadiness
+// (gates_test.go): SetContainerReadiness read readiness gates from a stale server copy.
 func TestSequenceEquivalence(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -60,8 +60,8 @@ func BenchmarkPatch(b *testing.B) {
 		b.Run(fmt.Sprintf("%dcontainers/podstatus", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, unchanged, err := status.PatchBytes(uid, old, new); err != nil || unchanged {
-					b.Fatalf("PatchBytes: unchanged=%v err=%v", unchanged, err)
+				if _, unchanged := status.PatchBytes(uid, old, new); unchanged {
+					b.Fatal("PatchBytes: unchanged")
 				}
 			}
 		})
@@ -83,10 +83,7 @@ func TestBenchPairsAgree(t *testing.T) {
 	up := newUpstream()
 	for _, n := range []int{1, 3, 10} {
 		old, new := benchPair(n)
-		ours, _, err := status.PatchBytes(uid, old, new)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ours, _ := status.PatchBytes(uid, old, new)
 		theirs, _, err := up.patch(uid, old, new)
 		if err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	"pgregory.net/rapid"
 
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -320,7 +321,7 @@ func TestDifferentialContainerShouldRestart(t *testing.T) {
 		spec := v1.PodSpec{RestartPolicy: rapid.SampledFrom([]v1.RestartPolicy{"", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}).Draw(t, "pod-policy")}
 		exit := rapid.SampledFrom([]int32{0, 1, 42, 137}).Draw(t, "exit")
 		want := podutil.ContainerShouldRestart(c, spec, exit)
-		if got := readiness.ContainerShouldRestart(&c, &spec, exit); got != want {
+		if got := readiness.ContainerShouldRestart(&c, &spec, exit, features.Set{}); got != want {
 			t.Fatalf("ContainerShouldRestart = %v, kubelet %v", got, want)
 		}
 		cases.Add(1)
