@@ -38,8 +38,8 @@ const (
 	// AnnotationReadinessFailures overrides Profile.ReadinessFailures.
 	AnnotationReadinessFailures = AnnotationPrefix + "readiness-probe-failures"
 	// AnnotationReadinessFlap makes the readiness probe of every container that has one
-	// alternate, once it first succeeded: failing for this long, then succeeding for this
-	// long, and so on (each switch takes effect at the next probe).
+	// alternate once it first succeeded: succeeding for this long, then failing for this
+	// long, and so on (the switches are exact, not rounded to probe periods).
 	AnnotationReadinessFlap = AnnotationPrefix + "readiness-flap"
 	// AnnotationLivenessFailAfter makes the liveness probe of every container that has one
 	// fail from this long after the container started; failureThreshold failures in a row
