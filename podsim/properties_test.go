@@ -308,3 +308,26 @@ func TestIPAM(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestHashedIPWithoutIPAM(t *testing.T) {
+	for _, cidr := range []string{"10.244.3.0/24", "10.0.0.0/30", "fd00::/64", ""} {
+		want := cidr
+		if want == "" {
+			want = "10.88.0.0/16"
+		}
+		pfx := netip.MustParsePrefix(want)
+		for seed := uint64(0); seed < 300; seed++ {
+			ip, err := hashedIP(cidr, seed*0x9e3779b97f4a7c15)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := netip.MustParseAddr(ip)
+			if !pfx.Contains(a) || a == pfx.Addr() || a == pfx.Addr().Next() {
+				t.Fatalf("%s: %s", cidr, ip)
+			}
+			if pfx.Addr().Is4() && a == lastAddr(pfx) {
+				t.Fatalf("%s: broadcast %s", cidr, ip)
+			}
+		}
+	}
+}

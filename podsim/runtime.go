@@ -102,25 +102,32 @@ func hashedIP(cidr string, seed uint64) (string, error) {
 	if cidr == "" {
 		cidr = "10.88.0.0/16"
 	}
-	a, err := NewIPAM(cidr)
+	p, err := netip.ParsePrefix(cidr)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("podsim: parsing pod CIDR: %w", err)
 	}
-	span := uint64(1) << min(a.prefix.Addr().BitLen()-a.prefix.Bits(), 32)
-	if a.prefix.Addr().Is4() {
-		span -= 3
-	} else {
-		span -= 2
+	p = p.Masked()
+	host := p.Addr().BitLen() - p.Bits()
+	if host < 2 {
+		return "", fmt.Errorf("podsim: pod CIDR %s has no room for pod addresses", cidr)
 	}
-	b := a.first.As16()
-	off := seed % span
+	// Skip the network address and the gateway, and for IPv4 the broadcast address.
+	span := uint64(1)<<min(host, 32) - 2
+	if p.Addr().Is4() {
+		span--
+	}
+	if span == 0 {
+		return "", fmt.Errorf("podsim: pod CIDR %s has no room for pod addresses", cidr)
+	}
+	b := p.Addr().As16()
+	off := 2 + seed%span
 	for i := 15; i >= 0 && off > 0; i-- {
 		s := uint64(b[i]) + off&0xff
 		b[i] = byte(s)
 		off = off>>8 + s>>8
 	}
 	ip := netip.AddrFrom16(b)
-	if a.prefix.Addr().Is4() {
+	if p.Addr().Is4() {
 		ip = ip.Unmap()
 	}
 	return ip.String(), nil
