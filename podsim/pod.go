@@ -358,7 +358,7 @@ func (p *Pod) step(t int64) bool {
 			p.sbAt = t + int64(p.b.sandboxCrashAfter.draw(p.draw(purposeSandboxCrash, 0, 0)))
 		}
 		changed = true
-	} else if p.sbReady && p.sbAt <= t {
+	} else if p.sbReady && p.sbAt <= t && !p.terminal {
 		p.crashSandbox(t)
 		changed = true
 	}
@@ -450,9 +450,7 @@ func (p *Pod) terminate(t, grace int64) {
 	} else {
 		p.terminal, p.killAt, p.grace = true, t, grace
 	}
-	if !p.sbExists {
-		p.sbAt = never // no sandbox is created any more
-	}
+	p.sbAt = never // no sandbox is created, and none crashes, any more
 	for i := range p.ctrs {
 		c := &p.ctrs[i]
 		switch c.st {
