@@ -12,9 +12,13 @@
 //	status, err := podstate.Generate(facts.Input(pod, previous))
 //	// ... hand status to a status.Manager; wake up again at sim.Next()
 //
-// On watch updates it calls Update (a deletionTimestamp starts graceful termination), and
-// once Facts report Done it deletes the pod object (UID precondition, grace period 0) and
-// calls Release. An agent that restarts resumes its pods with Adopt.
+// On watch updates it calls Update (a deletionTimestamp starts graceful termination). Once
+// Facts report Stopped (terminal, every container stopped) it calls the status manager's
+// TerminatePod, as the kubelet does at the end of terminating a pod: that turns a pod
+// deleted before its containers ran from Pending into Failed. Once Facts report Done (a
+// deleted pod, stopped) and the terminal status is on the server, it deletes the pod
+// object (UID precondition, grace period 0) and calls Release. An agent that restarts
+// resumes its pods with Adopt.
 //
 // # What is simulated
 //

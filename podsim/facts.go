@@ -25,9 +25,15 @@ type Facts struct {
 	Terminal bool
 	// Eviction is set when the pod exceeded spec.activeDeadlineSeconds.
 	Eviction *podstate.Eviction
-	// Done is true when a deleted pod has finished terminating: every container has
-	// stopped. The node agent then reports the terminal status and deletes the pod object
-	// (with its UID as a precondition and grace period 0, as the kubelet does).
+	// Stopped is true when the pod is Terminal and every container has stopped: the pod
+	// worker has finished terminating it. The kubelet then calls its status manager's
+	// TerminatePod (pkg/kubelet/kubelet.go: SyncTerminatingPod); a node agent calls
+	// status.Manager.TerminatePod, which gives a pod whose containers never ran (deleted
+	// while Pending) its terminal phase.
+	Stopped bool
+	// Done is true when a deleted pod has finished terminating (Stopped, and the pod has a
+	// deletionTimestamp). The node agent then reports the terminal status and deletes the
+	// pod object (with its UID as a precondition and grace period 0, as the kubelet does).
 	Done bool
 }
 

@@ -48,7 +48,7 @@ func TestDeletionBeforeStart(t *testing.T) {
 	del.DeletionTimestamp = &metav1.Time{Time: sec(0.5)}
 	d.sim.Update(del, sec(0.5))
 	f := d.sim.Facts(sec(0.5))
-	if !f.Terminal || !f.Done || len(f.Sandboxes) != 0 || len(f.Containers) != 0 || !d.sim.Next().IsZero() {
+	if !f.Terminal || !f.Stopped || !f.Done || len(f.Sandboxes) != 0 || len(f.Containers) != 0 || !d.sim.Next().IsZero() {
 		t.Errorf("facts %+v next %v", f, d.sim.Next())
 	}
 }

@@ -171,6 +171,9 @@ func TestPropInvariants(t *testing.T) {
 			if f.Done && pod.DeletionTimestamp == nil {
 				t.Fatalf("at %gs: Done without deletion", at)
 			}
+			if (f.Done && !f.Stopped) || (f.Stopped && !f.Terminal) {
+				t.Fatalf("at %gs: Done %v Stopped %v Terminal %v", at, f.Done, f.Stopped, f.Terminal)
+			}
 			if terminal && !f.Terminal {
 				t.Fatalf("at %gs: Terminal went back to false", at)
 			}
