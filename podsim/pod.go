@@ -313,6 +313,13 @@ func (p *Pod) Next() time.Time {
 	return time.Unix(0, p.next).UTC()
 }
 
+// CouldHaveRunningContainers reports whether, as of the latest time the Pod was given,
+// some container of the pod might still run: false once the pod is terminal and every
+// container has stopped (Facts.Stopped). It is the kubelet's
+// PodCouldHaveRunningContainers, for status.Options.CouldHaveRunningContainers, which
+// holds back a terminal phase until it is false.
+func (p *Pod) CouldHaveRunningContainers() bool { return !p.terminal || p.anyActive() }
+
 // Release frees the pod's IP.
 func (p *Pod) Release() {
 	if p.ipam != nil && !p.pod.Spec.HostNetwork {
