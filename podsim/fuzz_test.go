@@ -80,3 +80,20 @@ func TestAnnotations(t *testing.T) {
 		t.Error("Named accepted an unknown profile")
 	}
 }
+
+func TestDrawsStayInBounds(t *testing.T) {
+	for _, r := range []Range{{-5, -1}, {-time.Second, time.Second}, {3, 1}, {0, maxDuration * 2}} {
+		for _, u := range []uint64{0, 7, 1 << 62, ^uint64(0)} {
+			if d := r.draw(u); d < 0 || d > maxDuration {
+				t.Errorf("%+v drew %v", r, d)
+			}
+		}
+	}
+	for _, c := range []Count{{-3, -1}, {-1, 2}, {5, 1}} {
+		for _, u := range []uint64{0, 7, ^uint64(0)} {
+			if n := c.draw(u); n < 0 || n > max(c.Max, c.Min, 0) {
+				t.Errorf("%+v drew %d", c, n)
+			}
+		}
+	}
+}

@@ -6,7 +6,7 @@ import (
 )
 
 // Range is a span of durations; a value is drawn uniformly from [Min, Max] (Max below Min
-// means Min).
+// means Min; negative bounds count as 0).
 type Range struct {
 	Min, Max time.Duration
 }
@@ -14,13 +14,14 @@ type Range struct {
 // Fixed is the Range of exactly d.
 func Fixed(d time.Duration) Range { return Range{Min: d, Max: d} }
 
-// draw maps the 64 random bits u onto the range.
+// draw maps the 64 random bits u onto the range; negative bounds count as 0 and bounds
+// above 10000 h as 10000 h.
 func (r Range) draw(u uint64) time.Duration {
-	if r.Max <= r.Min {
-		return r.Min
+	lo, hi := min(max(r.Min, 0), maxDuration), min(max(r.Max, 0), maxDuration)
+	if hi <= lo {
+		return lo
 	}
-	span := uint64(r.Max - r.Min)
-	return r.Min + time.Duration(u%(span+1))
+	return lo + time.Duration(u%(uint64(hi-lo)+1))
 }
 
 // Count is a span of whole numbers; a value is drawn uniformly from [Min, Max].
@@ -28,11 +29,13 @@ type Count struct {
 	Min, Max int32
 }
 
+// draw maps the 64 random bits u onto the span; negative bounds count as 0.
 func (c Count) draw(u uint64) int32 {
-	if c.Max <= c.Min {
-		return c.Min
+	lo, hi := max(c.Min, 0), max(c.Max, 0)
+	if hi <= lo {
+		return lo
 	}
-	return c.Min + int32(u%uint64(c.Max-c.Min+1))
+	return lo + int32(u%uint64(hi-lo+1))
 }
 
 // Profile is a behaviour profile: how long the simulated runtime takes for each step and how
