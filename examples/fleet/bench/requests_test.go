@@ -24,9 +24,9 @@ apiserver_request_duration_seconds_bucket{le="0.1"} 4
 	}
 	want := RequestCounts{
 		{Verb: "PATCH", Resource: "pods", Subresource: "status", Code: "200"}: 10000,
-		{Verb: "DELETE", Resource: "pods", Code: "404"}:                      3,
-		{Verb: "DELETE", Resource: "pods", Code: "200"}:                      7,
-		{Verb: "PUT", Resource: "leases", Code: "200"}:                       15,
+		{Verb: "DELETE", Resource: "pods", Code: "404"}:                       3,
+		{Verb: "DELETE", Resource: "pods", Code: "200"}:                       7,
+		{Verb: "PUT", Resource: "leases", Code: "200"}:                        15,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
