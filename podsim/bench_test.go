@@ -72,27 +72,31 @@ func BenchmarkLifecycle(b *testing.B) {
 }
 
 // BenchmarkMemoryPerPod reports the heap a running one-container pod keeps (the pod
-// object itself not counted).
+// object itself not counted), its IPAM entry included, without and with a Cache.
 func BenchmarkMemoryPerPod(b *testing.B) {
-	const n = 10000
-	pods := benchPods(n)
-	ipam, _ := NewIPAM("10.0.0.0/8")
-	cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 1}
-	for b.Loop() {
-		sims := make([]*Pod, n)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range sims {
-			sims[i], _ = New(pods[i], cfg, t0)
-			sims[i].Facts(t0.Add(time.Minute))
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/pod")
-		runtime.KeepAlive(sims)
-		for _, s := range sims {
-			s.Release()
-		}
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cache=%v", cached), func(b *testing.B) {
+			const n = 10000
+			pods := benchPods(n)
+			for b.Loop() {
+				ipam, _ := NewIPAM("10.0.0.0/8")
+				cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 1}
+				if cached {
+					cfg.Cache = &Cache{}
+				}
+				sims := make([]*Pod, n)
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range sims {
+					sims[i], _ = New(pods[i], cfg, t0)
+					sims[i].Facts(t0.Add(time.Minute))
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/pod")
+				runtime.KeepAlive(sims)
+			}
+		})
 	}
 }

@@ -95,8 +95,9 @@
 // A Pod keeps the precomputed schedule of each container instance (start, exit, startup,
 // ready). Facts replays only the changes due since the last call; Next returns the next
 // one, and the zero time when the pod is steady (running with no exit, probe or flap ahead,
-// or finished): such a pod costs nothing until an outside event. A one-container pod takes
-// about 1 KiB of memory (with its IPAM entry); no goroutines or timers are started.
+// or finished): such a pod costs nothing until an outside event. A running one-container
+// pod keeps about 1150 bytes (its IPAM entry included), about 800 with a Config.Cache
+// shared by all pods; no goroutines or timers are started.
 //
 // # Profiles
 //

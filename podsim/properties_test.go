@@ -97,6 +97,7 @@ type scenario struct {
 	times    []float64
 	deleteAt float64 // < 0: never
 	grace    int64
+	cache    bool // share a Cache
 }
 
 func genScenario(t *rapid.T) scenario {
@@ -113,6 +114,13 @@ func genScenario(t *rapid.T) scenario {
 func play(t *rapid.T, sc scenario, keep func(i int) bool, visit func(at float64, f Facts, pod *v1.Pod)) map[float64]Facts {
 	ipam, _ := NewIPAM("10.244.3.0/24")
 	cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 7}
+	if sc.cache {
+		cfg.Cache = &Cache{}
+		// Another pod interns first: the cache must not leak between pods.
+		other := cfg
+		other.IPAM = nil
+		New(genPodFixed(), other, sec(0))
+	}
 	pod := sc.pod.DeepCopy()
 	sim, _ := New(pod, cfg, sec(0))
 	out := map[float64]Facts{}
@@ -146,9 +154,11 @@ func TestPropDeterministicAndGranularityFree(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := genScenario(t)
 		all := play(t, sc, func(int) bool { return true }, nil)
-		again := play(t, sc, func(int) bool { return true }, nil)
+		withCache := sc
+		withCache.cache = true
+		again := play(t, withCache, func(int) bool { return true }, nil)
 		if d := cmp.Diff(all, again); d != "" {
-			t.Fatalf("same seed, different facts:\n%s", d)
+			t.Fatalf("same seed, different facts (the second run with a Cache):\n%s", d)
 		}
 		stride := rapid.IntRange(2, 7).Draw(t, "stride")
 		some := play(t, sc, func(i int) bool { return i%stride == 0 }, nil)
@@ -333,4 +343,30 @@ func TestHashedIPWithoutIPAM(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestImageRef(t *testing.T) {
+	for _, tc := range []struct{ in, image, idPrefix string }{
+		{"nginx", "docker.io/library/nginx:latest", "docker.io/library/nginx@sha256:"},
+		{"nginx:1.27", "docker.io/library/nginx:1.27", "docker.io/library/nginx@sha256:"},
+		{"bitnami/redis:7", "docker.io/bitnami/redis:7", "docker.io/bitnami/redis@sha256:"},
+		{"registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.10", "registry.k8s.io/pause@sha256:"},
+		{"localhost:5000/app", "localhost:5000/app:latest", "localhost:5000/app@sha256:"},
+		{"ghcr.io/a/b@sha256:abc", "ghcr.io/a/b@sha256:abc", "ghcr.io/a/b@sha256:abc"},
+	} {
+		image, id := imageRef(tc.in)
+		if image != tc.image || len(id) < len(tc.idPrefix) || id[:len(tc.idPrefix)] != tc.idPrefix {
+			t.Errorf("imageRef(%q) = %q, %q", tc.in, image, id)
+		}
+		if again, id2 := imageRef(tc.in); again != image || id2 != id {
+			t.Errorf("imageRef(%q) is not deterministic", tc.in)
+		}
+	}
+}
+
+// genPodFixed is a pod with annotations, for the Cache to hold before the pod under test.
+func genPodFixed() *v1.Pod {
+	p := mkPod("other", ctn("app"))
+	p.Annotations = map[string]string{AnnotationRunTime: "1s", AnnotationExitCode: "3"}
+	return p
 }
