@@ -58,9 +58,10 @@ const (
 	// ReasonCrashLoopBackOff is the waiting reason of a container the kubelet restarts
 	// only after its back-off.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
-	// ReasonDeadlineExceeded and MessageDeadlineExceeded are the eviction of a pod active
-	// longer than spec.activeDeadlineSeconds (pkg/kubelet/active_deadline.go).
-	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	// ReasonDeadlineExceeded is the eviction reason of a pod active longer than
+	// spec.activeDeadlineSeconds (pkg/kubelet/active_deadline.go).
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// MessageDeadlineExceeded is the eviction message that goes with ReasonDeadlineExceeded.
 	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
 )
 
