@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -48,7 +49,8 @@ func poll(t *testing.T, what string, cond func() bool) {
 
 func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 	cs := fake.NewClientset()
-	stop := startFake(t, Config{Nodes: 2, Profile: "fast", ProgressInterval: -1, NodeLeaseDurationSeconds: 4}, cs)
+	reg := prometheus.NewPedanticRegistry()
+	stop := startFake(t, Config{Nodes: 2, Profile: "fast", ProgressInterval: -1, NodeLeaseDurationSeconds: 4, Registerer: reg}, cs)
 	defer stop()
 	ctx := context.Background()
 
@@ -96,6 +98,31 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 			seen[c.Type] = true
 		}
 		return seen[v1.PodReadyToStartContainers] && seen[v1.PodInitialized] && seen[v1.PodReady] && seen[v1.ContainersReady] && p.Status.HostIP != ""
+	})
+	poll(t, "metrics: one Running pod, a status PATCH, a synced status", func() bool {
+		got := map[string]float64{}
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("gather: %v", err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				key := mf.GetName()
+				for _, l := range m.GetLabel() {
+					key += "," + l.GetName() + "=" + l.GetValue()
+				}
+				switch {
+				case m.GetCounter() != nil:
+					got[key] = m.GetCounter().GetValue()
+				case m.GetGauge() != nil:
+					got[key] = m.GetGauge().GetValue()
+				case m.GetHistogram() != nil:
+					got[key] = float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+		return got["podstatus_fleet_pods,phase=Running"] == 1 && got["podstatus_status_patches_total,result=success"] >= 1 &&
+			got["kubelet_pod_status_sync_duration_seconds"] >= 1 && got["podstatus_fleet_lease_renewals_total"] >= 2
 	})
 	p, err := cs.CoreV1().Pods("default").Get(ctx, "elsewhere", metav1.GetOptions{})
 	if err != nil {

@@ -87,22 +87,23 @@ func (a *agent) onPodDelete(obj any) {
 			return
 		}
 	}
-	a.status.ForgetPod(pod.UID)
 	a.pods.mu.Lock()
 	e := a.pods.pods[pod.UID]
 	delete(a.pods.pods, pod.UID)
 	a.pods.mu.Unlock()
-	if e == nil {
-		return
+	if e != nil {
+		// Wait for a worker stepping the pod, so that no status is set after ForgetPod
+		// (the Manager would GET a pod that is gone).
+		e.mu.Lock()
+		e.removed = true
+		if e.sim != nil {
+			e.sim.Release()
+			e.sim = nil
+		}
+		a.counts.setPhase(e.phase, "")
+		e.mu.Unlock()
 	}
-	e.mu.Lock()
-	e.removed = true
-	if e.sim != nil {
-		e.sim.Release()
-		e.sim = nil
-	}
-	a.counts.setPhase(e.phase, "")
-	e.mu.Unlock()
+	a.status.ForgetPod(pod.UID)
 }
 
 // nodeAdded revisits the cached pods of a node that just became managed.
