@@ -58,6 +58,14 @@ func run() error {
 	qps := flag.Float64("qps", 0, "Client-side requests per second; 0: no client-side limit")
 	flag.IntVar(&cfg.Burst, "burst", 0, "Client-side burst (with --qps); default 2×qps")
 	flag.DurationVar(&cfg.ProgressInterval, "progress-interval", agent.DefaultProgressInterval, "How often a progress line is logged; negative: never")
+	// KWOK v0.8.0's other flags, accepted so that a KWOK command line runs unchanged, and
+	// ignored: they configure KWOK's own kubelet server, stages and tracing, which this
+	// agent does not have (pods get IPs from each node's pod CIDR, not from --cidr).
+	for _, name := range []string{"config", "cidr", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
+		"server-address", "enable-crds", "tracing-endpoint", "tracing-sampling-rate-per-million",
+		"disregard-status-with-annotation-selector", "disregard-status-with-label-selector"} {
+		flag.String(name, "", "Accepted for compatibility with KWOK v0.8.0; ignored")
+	}
 	klogFlags := textlogger.NewConfig()
 	klogFlags.AddFlags(flag.CommandLine) // -v, -vmodule
 	flag.Parse()
@@ -104,7 +112,11 @@ func run() error {
 // the default loading rules.
 func restConfig(kubeconfig, master string) (*rest.Config, error) {
 	if kubeconfig != "" || master != "" {
-		return clientcmd.BuildConfigFromFlags(master, kubeconfig)
+		c, err := clientcmd.BuildConfigFromFlags(master, kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %q: %w", kubeconfig, err)
+		}
+		return c, nil
 	}
 	if c, err := rest.InClusterConfig(); err == nil {
 		return c, nil
