@@ -139,9 +139,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	defer broadcaster.Shutdown()
 	a.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "podstatus-fleet"})
 
-	a.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](200*time.Millisecond, 30*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "fleet-pods"})
+	a.queue = newQueue()
 
 	runCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
@@ -242,6 +240,14 @@ func newAgent(r resolved) *agent {
 	a.nodes.nodes = map[string]*nodeState{}
 	a.pods.pods = map[types.UID]*podEntry{}
 	return a
+}
+
+// newQueue is the pods' work queue: a delaying min-heap for each pod's next change, and
+// per-pod exponential backoff for failed deletions.
+func newQueue() workqueue.TypedRateLimitingInterface[types.UID] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](200*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "fleet-pods"})
 }
 
 // shutdown stops the background loops and flushes the statuses still pending.
