@@ -14,6 +14,8 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
+require github.com/podstatus/podstatus/status/promobserver v0.0.0-00010101000000-000000000000 // indirect
+
 require (
 	cel.dev/expr v0.25.1 // indirect
 	cyphar.com/go-pathrs v0.2.5 // indirect
@@ -79,6 +81,7 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/selinux v1.15.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	github.com/podstatus/podstatus/examples/fleet v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/examples/simnode/kube v0.0.0-00010101000000-000000000000
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
@@ -213,3 +216,7 @@ replace (
 )
 
 replace github.com/podstatus/podstatus/examples/simnode/kube => ../../examples/simnode/kube
+
+replace github.com/podstatus/podstatus/examples/fleet => ../../examples/fleet
+
+replace github.com/podstatus/podstatus/status/promobserver => ../../status/promobserver

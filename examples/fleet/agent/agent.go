@@ -1,0 +1,326 @@
+// Package agent is a simulated kubelet for many nodes: it registers (or adopts) Node
+// objects, renews their Leases and reports their status as the kubelet does, and serves
+// the pods bound to them with the kubelet's exact pod statuses, built by
+// podstate.Generate from a simulated container runtime (podsim) and sent by one
+// status.Manager.
+//
+// # How work flows
+//
+//   - Nodes: one ticker renews every node's Lease (every quarter of its duration, as
+//     pkg/kubelet/nodelease) and one ticker reports node statuses (the kubelet's
+//     nodeStatusUpdateFrequency/nodeStatusReportFrequency), each through a pool of at
+//     most 16 requests in flight: no goroutine per node.
+//   - Pods: ONE shared pod informer. With one managed node it watches
+//     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="") and
+//     keeps those of managed nodes, so adopting a node later needs no new watch. Every
+//     event goes to status.Manager.ObservePod (the server's copy is the PATCH base, and a
+//     readiness-gate change re-evaluates Ready at once) and queues the pod.
+//   - One work queue with a delaying min-heap (client-go's workqueue: one goroutine, one
+//     heap entry per pod at most) holds each pod's next change time (podsim's Next), and
+//     Config.Workers workers step pods: no goroutine or timer per pod. The queue never
+//     hands one pod to two workers at once.
+//   - Every status is podstate.Generate(facts.Input(pod, previous)) handed to
+//     status.Manager.SetPodStatus; the Manager is the only writer of pods/status.
+//   - A pod with a deletionTimestamp is stopped in the simulation; once its containers
+//     are gone and its terminal phase is on the server, the agent deletes it with a UID
+//     precondition and grace period 0, as the kubelet does.
+//
+// On a restart the pods already running are resumed from their server status
+// (podsim.Adopt): no phase regression, no Ready flap, no restart counted.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/podstatus/podstatus/podsim"
+	"github.com/podstatus/podstatus/status"
+	"github.com/podstatus/podstatus/status/kubeclient"
+	"github.com/podstatus/podstatus/status/promobserver"
+)
+
+const nodeNameIndex = "spec.nodeName"
+
+// agent is one Run.
+type agent struct {
+	cfg      resolved
+	log      logr.Logger
+	cs       kubernetes.Interface
+	status   *status.Manager
+	recorder record.EventRecorder
+	queue    workqueue.TypedRateLimitingInterface[types.UID]
+
+	nodes       nodeSet
+	pods        podTable
+	podInformer cache.SharedIndexInformer
+	counts      counters
+	simCache    podsim.Cache // shared by every simulated pod
+}
+
+// Run runs the agent until ctx is done, then stops its workers, flushes the statuses
+// still pending (bounded by Config.ShutdownTimeout) and returns nil. It returns an error
+// only for an invalid Config or a client it cannot build; failed requests are logged and
+// retried with backoff, never fatal.
+func Run(ctx context.Context, cfg Config) error {
+	r, err := cfg.resolve()
+	if err != nil {
+		return err
+	}
+	a := newAgent(r)
+
+	rc := rest.CopyConfig(r.RestConfig)
+	if r.QPS <= 0 {
+		rc.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	} else {
+		rc.RateLimiter = nil
+		rc.QPS = r.QPS
+		rc.Burst = r.Burst
+		if rc.Burst <= 0 {
+			rc.Burst = int(2 * r.QPS)
+		}
+	}
+	if rc.UserAgent == "" {
+		rc.UserAgent = "podstatus-fleet"
+	}
+	rc.Wrap(a.counts.wrapTransport)
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
+	}
+	return a.run(ctx, cs)
+}
+
+// run is Run after the client is built; unit tests call it with a fake clientset.
+func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
+	r := a.cfg
+	a.cs = cs
+
+	var observer status.Observer = &a.counts
+	if r.Registerer != nil {
+		prom := promobserver.New()
+		if err := r.Registerer.Register(prom); err != nil {
+			return fmt.Errorf("agent: register status metrics: %w", err)
+		}
+		if err := a.counts.register(r.Registerer); err != nil {
+			return fmt.Errorf("agent: register agent metrics: %w", err)
+		}
+		observer = multiObserver{&a.counts, prom}
+	}
+	a.status = status.NewManager(kubeclient.New(a.cs), status.Options{
+		Logger:                     a.log.WithName("status"),
+		Observer:                   observer,
+		Workers:                    r.StatusWorkers,
+		RequestTimeout:             30 * time.Second,
+		CouldHaveRunningContainers: a.couldHaveRunningContainers,
+		Retry:                      status.RetryOptions{Seed: r.Seed},
+	})
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.cs.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	a.recorder = broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "podstatus-fleet"})
+
+	a.queue = newQueue()
+
+	runCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
+	var loops sync.WaitGroup
+	defer func() {
+		stopLoops()
+		loops.Wait()
+	}()
+	loops.Go(func() { _ = a.status.Run(runCtx) })
+
+	if err := a.ensureNodes(ctx); err != nil {
+		return a.shutdown(ctx, stopLoops, &loops)
+	}
+
+	// The pod informer.
+	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+	if r.Nodes == 1 && !r.adoptNodes {
+		selector = fields.OneTermEqualSelector("spec.nodeName", r.NodeNamePrefix+"0").String()
+	} else if r.Nodes == 0 && r.ManageSingleNode != "" {
+		selector = fields.OneTermEqualSelector("spec.nodeName", r.ManageSingleNode).String()
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(a.cs, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+	a.podInformer = factory.Core().V1().Pods().Informer()
+	_ = a.podInformer.SetTransform(stripManagedFields)
+	if err := a.podInformer.AddIndexers(cache.Indexers{nodeNameIndex: func(o any) ([]string, error) {
+		if p, ok := o.(*v1.Pod); ok {
+			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return fmt.Errorf("agent: pod index: %w", err)
+	}
+	if _, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    a.onPod,
+		UpdateFunc: func(_, o any) { a.onPod(o) },
+		DeleteFunc: a.onPodDelete,
+	}); err != nil {
+		return fmt.Errorf("agent: pod handler: %w", err)
+	}
+	infCtx, stopInformers := context.WithCancel(ctx)
+	defer stopInformers()
+	factory.Start(infCtx.Done())
+
+	// Existing nodes chosen by the selection flags, as they come and go.
+	if r.adoptNodes {
+		nf := informers.NewSharedInformerFactoryWithOptions(a.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			if r.ManageSingleNode != "" {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", r.ManageSingleNode).String()
+			} else if r.labelSel != nil {
+				o.LabelSelector = r.labelSel.String()
+			}
+		}))
+		ni := nf.Core().V1().Nodes().Informer()
+		_ = ni.SetTransform(stripManagedFields)
+		adopt := func(o any) {
+			if n, ok := o.(*v1.Node); ok && r.selects(n) {
+				a.addNode(n, -1, false)
+			}
+		}
+		if _, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }}); err != nil {
+			return fmt.Errorf("agent: node handler: %w", err)
+		}
+		nf.Start(infCtx.Done())
+	}
+	cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced)
+
+	var workers sync.WaitGroup
+	for range r.Workers {
+		workers.Go(func() {
+			for {
+				uid, shutdown := a.queue.Get()
+				if shutdown {
+					return
+				}
+				a.syncPod(runCtx, uid)
+				a.queue.Done(uid)
+			}
+		})
+	}
+
+	leaseEvery := time.Duration(r.NodeLeaseDurationSeconds) * time.Second / 4
+	loops.Go(func() { a.nodeLoop(ctx, leaseEvery, a.renewLease) })
+	loops.Go(func() { a.nodeLoop(ctx, r.NodeStatusUpdateFrequency, a.reportNodeStatus) })
+	if r.ProgressInterval > 0 {
+		loops.Go(func() { a.progressLoop(ctx) })
+	}
+	a.log.Info("Fleet agent running", "nodes", a.nodes.len(), "profile", r.profile.Name, "workers", r.Workers, "statusWorkers", r.StatusWorkers)
+
+	<-ctx.Done()
+	a.queue.ShutDown()
+	workers.Wait()
+	stopInformers()
+	return a.shutdown(ctx, stopLoops, &loops)
+}
+
+func newAgent(r resolved) *agent {
+	a := &agent{cfg: r, log: r.Logger}
+	a.nodes.nodes = map[string]*nodeState{}
+	a.pods.pods = map[types.UID]*podEntry{}
+	return a
+}
+
+// newQueue is the pods' work queue: a delaying min-heap for each pod's next change, and
+// per-pod exponential backoff for failed deletions.
+func newQueue() workqueue.TypedRateLimitingInterface[types.UID] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](200*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "fleet-pods"})
+}
+
+// shutdown stops the background loops and flushes the statuses still pending.
+func (a *agent) shutdown(ctx context.Context, stopLoops context.CancelFunc, loops *sync.WaitGroup) error {
+	if a.queue != nil {
+		a.queue.ShutDown()
+	}
+	stopLoops()
+	loops.Wait()
+	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := a.status.Sync(flush); err != nil {
+		a.log.Info("Some statuses were not flushed before shutdown", "err", err)
+	}
+	a.logProgress()
+	return nil
+}
+
+// retry calls fn until it succeeds or ctx is done, backing off from 200 ms to 10 s.
+func (a *agent) retry(ctx context.Context, what string, fn func() error) {
+	delay := 200 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		a.counts.errors.Add(1)
+		a.log.Info("Request failed; retrying", "what", what, "err", err, "in", delay)
+		t := a.cfg.Clock.NewTimer(delay + rand.N(delay/5+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		delay = min(2*delay, 10*time.Second)
+	}
+}
+
+// stripManagedFields drops managedFields from informer objects: the agent never reads
+// them, and they are a large share of a pod's memory.
+func stripManagedFields(o any) (any, error) {
+	if acc, err := meta.Accessor(o); err == nil {
+		acc.SetManagedFields(nil)
+	}
+	return o, nil
+}
+
+// multiObserver fans status.Observer events out.
+type multiObserver []status.Observer
+
+func (m multiObserver) OnPatch(p status.PodRef, b int, d time.Duration, err error) {
+	for _, o := range m {
+		o.OnPatch(p, b, d, err)
+	}
+}
+func (m multiObserver) OnSkip(p status.PodRef, r status.SkipReason) {
+	for _, o := range m {
+		o.OnSkip(p, r)
+	}
+}
+func (m multiObserver) OnConflict(p status.PodRef) {
+	for _, o := range m {
+		o.OnConflict(p)
+	}
+}
+func (m multiObserver) OnRetry(p status.PodRef, n int, d time.Duration, err error) {
+	for _, o := range m {
+		o.OnRetry(p, n, d, err)
+	}
+}
+func (m multiObserver) OnSynced(p status.PodRef, d time.Duration) {
+	for _, o := range m {
+		o.OnSynced(p, d)
+	}
+}

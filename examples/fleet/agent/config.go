@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus/podsim"
+	"github.com/podstatus/podstatus/podstate"
+)
+
+// Defaults of Config's zero values.
+const (
+	// DefaultNodeNamePrefix names the nodes the agent creates: fleet-node-0, fleet-node-1, ...
+	DefaultNodeNamePrefix = "fleet-node-"
+	// DefaultNodeLeaseDurationSeconds is the kubelet's --node-lease-duration-seconds.
+	DefaultNodeLeaseDurationSeconds = 40
+	// DefaultNodeStatusUpdateFrequency is the kubelet's nodeStatusUpdateFrequency: how
+	// often node statuses are computed (and sent only when changed or due).
+	DefaultNodeStatusUpdateFrequency = 10 * time.Second
+	// DefaultNodeStatusReportFrequency is the kubelet's nodeStatusReportFrequency: an
+	// unchanged node status is sent this often, the Lease carrying the heartbeat between.
+	DefaultNodeStatusReportFrequency = 5 * time.Minute
+	// DefaultWorkers is how many pods are stepped at once.
+	DefaultWorkers = 8
+	// DefaultStatusWorkers is status.Options.Workers: how many PATCHes are in flight.
+	DefaultStatusWorkers = 8
+	// DefaultProgressInterval is how often a progress line is logged.
+	DefaultProgressInterval = 10 * time.Second
+	// DefaultShutdownTimeout bounds the final flush of pending statuses.
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Config configures Run. Only RestConfig is required; every other zero value is the
+// default. The node selection fields mirror KWOK's flags of the same names.
+type Config struct {
+	// RestConfig reaches the API server. Run copies it before changing QPS, Burst or
+	// the transport.
+	RestConfig *rest.Config
+	// QPS and Burst are the client-side rate limit. Zero QPS means no client-side limit
+	// (what KWOK users expect from a simulator); a positive QPS uses client-go's token
+	// bucket with Burst (default 2·QPS).
+	QPS   float32
+	Burst int
+
+	// Nodes is how many Node objects the agent creates (or takes over if they exist):
+	// NodeNamePrefix followed by 0 .. Nodes-1.
+	Nodes int
+	// NodeNamePrefix defaults to DefaultNodeNamePrefix.
+	NodeNamePrefix string
+	// ManageAllNodes adopts every node of the cluster.
+	ManageAllNodes bool
+	// ManageSingleNode adopts the node of that name.
+	ManageSingleNode string
+	// ManageNodesWithLabelSelector adopts the nodes whose labels match (a label selector,
+	// for example "type=kwok").
+	ManageNodesWithLabelSelector string
+	// ManageNodesWithAnnotationSelector adopts the nodes whose annotations match (label
+	// selector syntax over annotations, for example "kwok.x-k8s.io/node=fake").
+	ManageNodesWithAnnotationSelector string
+	// NodeIP is the InternalIP of every node the agent creates, and of adopted nodes
+	// without an InternalIP address. Default: a distinct address per node in 172.16.0.0/12.
+	NodeIP string
+	// NodeLeaseDurationSeconds is each node Lease's leaseDurationSeconds; the Lease is
+	// renewed every quarter of it, as the kubelet does. Default 40.
+	NodeLeaseDurationSeconds int32
+	// NodeStatusUpdateFrequency and NodeStatusReportFrequency are the kubelet's settings
+	// of the same names. Defaults 10 s and 5 min.
+	NodeStatusUpdateFrequency, NodeStatusReportFrequency time.Duration
+
+	// Profile names the podsim profile of every node: "default" ("") or "fast". A pod's
+	// sim.podstatus.io/profile annotation overrides it.
+	Profile string
+	// Seed makes the simulated timings reproducible.
+	Seed uint64
+	// Workers is how many pods are stepped at once (DefaultWorkers); StatusWorkers is
+	// status.Options.Workers (DefaultStatusWorkers).
+	Workers, StatusWorkers int
+
+	// Logger receives the agent's logs; V(1) and up for details. Default: discard.
+	Logger logr.Logger
+	// Registerer, when non-nil, gets the agent's Prometheus collectors: the status
+	// manager's (status/promobserver), requests by verb and code, and pods by phase.
+	Registerer prometheus.Registerer
+	// ProgressInterval is how often a progress line is logged at V(0). Default
+	// DefaultProgressInterval; negative turns it off.
+	ProgressInterval time.Duration
+	// ShutdownTimeout bounds the flush of pending statuses after the context is done.
+	// Default DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Clock is the time source of the simulation. Default: the real clock.
+	Clock clock.WithTicker
+
+	// OnStatus, when non-nil, is called after every status the agent generates, with the
+	// pod as the informer had it, the input given to podstate.Generate and its result,
+	// before the status goes to the status manager. It is for tests and tracing; it is
+	// called from the pod workers and must return quickly.
+	OnStatus func(pod *v1.Pod, in podstate.Input, status v1.PodStatus)
+}
+
+// resolved is a Config with its defaults applied and its strings parsed.
+type resolved struct {
+	Config
+	profile    podsim.Profile
+	labelSel   labels.Selector
+	annoSel    labels.Selector
+	adoptNodes bool
+}
+
+func (c Config) resolve() (resolved, error) {
+	r := resolved{Config: c}
+	if c.RestConfig == nil {
+		return r, fmt.Errorf("agent: Config.RestConfig is nil")
+	}
+	if c.Nodes < 0 {
+		return r, fmt.Errorf("agent: Config.Nodes is %d", c.Nodes)
+	}
+	if r.NodeNamePrefix == "" {
+		r.NodeNamePrefix = DefaultNodeNamePrefix
+	}
+	if r.NodeLeaseDurationSeconds <= 0 {
+		r.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
+	}
+	if r.NodeStatusUpdateFrequency <= 0 {
+		r.NodeStatusUpdateFrequency = DefaultNodeStatusUpdateFrequency
+	}
+	if r.NodeStatusReportFrequency <= 0 {
+		r.NodeStatusReportFrequency = DefaultNodeStatusReportFrequency
+	}
+	if r.Workers <= 0 {
+		r.Workers = DefaultWorkers
+	}
+	if r.StatusWorkers <= 0 {
+		r.StatusWorkers = DefaultStatusWorkers
+	}
+	if r.ProgressInterval == 0 {
+		r.ProgressInterval = DefaultProgressInterval
+	}
+	if r.ShutdownTimeout <= 0 {
+		r.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if r.Logger.GetSink() == nil {
+		r.Logger = logr.Discard()
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	p, err := podsim.Named(c.Profile)
+	if err != nil {
+		return r, fmt.Errorf("agent: %w", err)
+	}
+	r.profile = p
+	if c.ManageAllNodes && (c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
+		return r, fmt.Errorf("agent: ManageAllNodes conflicts with ManageSingleNode and the node selectors")
+	}
+	if c.ManageSingleNode != "" && (c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
+		return r, fmt.Errorf("agent: ManageSingleNode conflicts with the node selectors")
+	}
+	if c.ManageNodesWithLabelSelector != "" {
+		if r.labelSel, err = labels.Parse(c.ManageNodesWithLabelSelector); err != nil {
+			return r, fmt.Errorf("agent: node label selector %q: %w", c.ManageNodesWithLabelSelector, err)
+		}
+	}
+	if c.ManageNodesWithAnnotationSelector != "" {
+		if r.annoSel, err = labels.Parse(c.ManageNodesWithAnnotationSelector); err != nil {
+			return r, fmt.Errorf("agent: node annotation selector %q: %w", c.ManageNodesWithAnnotationSelector, err)
+		}
+	}
+	r.adoptNodes = c.ManageAllNodes || c.ManageSingleNode != "" || r.labelSel != nil || r.annoSel != nil
+	if !r.adoptNodes && c.Nodes == 0 {
+		return r, fmt.Errorf("agent: no nodes: set Nodes or a way to select existing nodes")
+	}
+	return r, nil
+}
+
+// selects reports whether an existing node is adopted by the selection flags.
+func (r *resolved) selects(n *v1.Node) bool {
+	switch {
+	case r.ManageAllNodes:
+		return true
+	case r.ManageSingleNode != "":
+		return n.Name == r.ManageSingleNode
+	}
+	if r.labelSel == nil && r.annoSel == nil {
+		return false
+	}
+	if r.labelSel != nil && !r.labelSel.Matches(labels.Set(n.Labels)) {
+		return false
+	}
+	if r.annoSel != nil && !r.annoSel.Matches(labels.Set(n.Annotations)) {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/status"
+)
+
+// phases are the pod phases counted, in the order progress lines print them.
+var phases = []v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed, v1.PodUnknown}
+
+// counters are the agent's running totals, for progress lines and metrics. It is the
+// status.Observer that counts writes.
+type counters struct {
+	status.NopObserver
+	byPhase            [5]atomic.Int64
+	patches, patchErrs atomic.Int64
+	leaseRenewals      atomic.Int64
+	nodeStatusReports  atomic.Int64
+	deletes            atomic.Int64
+	invalidAnnotations atomic.Int64
+	errors             atomic.Int64
+	requests           atomic.Int64
+	requestErrs        atomic.Int64
+
+	requestsVec *prometheus.CounterVec
+}
+
+func phaseIndex(p v1.PodPhase) int {
+	for i, q := range phases {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// setPhase moves one pod from phase old to phase new ("" for none).
+func (c *counters) setPhase(old, new v1.PodPhase) {
+	if old == new {
+		return
+	}
+	if i := phaseIndex(old); i >= 0 {
+		c.byPhase[i].Add(-1)
+	}
+	if i := phaseIndex(new); i >= 0 {
+		c.byPhase[i].Add(1)
+	}
+}
+
+// OnPatch implements status.Observer.
+func (c *counters) OnPatch(_ status.PodRef, _ int, _ time.Duration, err error) {
+	if err != nil {
+		c.patchErrs.Add(1)
+	} else {
+		c.patches.Add(1)
+	}
+}
+
+// register adds the agent's own collectors: requests by verb and code (client-go's
+// rest_client_requests_total name) and pods by phase.
+func (c *counters) register(reg prometheus.Registerer) error {
+	c.requestsVec = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rest_client_requests_total",
+		Help: "Number of HTTP requests the agent sent, partitioned by status code and method.",
+	}, []string{"code", "method"})
+	if err := reg.Register(c.requestsVec); err != nil {
+		return err
+	}
+	for i, p := range phases {
+		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "podstatus_fleet_pods",
+			Help:        "Pods served by the agent, by the phase of the newest status generated for them.",
+			ConstLabels: prometheus.Labels{"phase": string(p)},
+		}, func() float64 { return float64(c.byPhase[i].Load()) })
+		if err := reg.Register(g); err != nil {
+			return err
+		}
+	}
+	for name, v := range map[string]*atomic.Int64{
+		"podstatus_fleet_lease_renewals_total":      &c.leaseRenewals,
+		"podstatus_fleet_node_status_reports_total": &c.nodeStatusReports,
+		"podstatus_fleet_pod_deletions_total":       &c.deletes,
+	} {
+		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "Agent total: " + name + "."},
+			func() float64 { return float64(v.Load()) })); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wrapTransport counts every request by verb and code.
+func (c *counters) wrapTransport(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		code := "<error>"
+		if err == nil {
+			code = strconv.Itoa(resp.StatusCode)
+		}
+		c.requests.Add(1)
+		if err != nil || resp.StatusCode >= 400 {
+			c.requestErrs.Add(1)
+		}
+		if c.requestsVec != nil {
+			c.requestsVec.WithLabelValues(code, req.Method).Inc()
+		}
+		return resp, err
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (a *agent) progressLoop(ctx context.Context) {
+	t := a.cfg.Clock.NewTicker(a.cfg.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			a.logProgress()
+		}
+	}
+}
+
+func (a *agent) logProgress() {
+	c := &a.counts
+	kv := []any{"nodes", a.nodes.len()}
+	for i, p := range phases {
+		kv = append(kv, string(p), c.byPhase[i].Load())
+	}
+	kv = append(kv,
+		"statusPatches", c.patches.Load(), "statusPatchErrors", c.patchErrs.Load(),
+		"leaseRenewals", c.leaseRenewals.Load(), "deletes", c.deletes.Load(),
+		"requests", c.requests.Load(), "requestErrors", c.requestErrs.Load(), "errors", c.errors.Load())
+	a.log.Info("Progress", kv...)
+}

@@ -1,0 +1,33 @@
+package agent_test
+
+import (
+	"context"
+	"os/signal"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/podstatus/podstatus/examples/fleet/agent"
+)
+
+// Run the agent in your own process: 10 nodes of its own plus every node KWOK would have
+// managed, until SIGINT or SIGTERM.
+func ExampleRun() {
+	rc, err := clientcmd.BuildConfigFromFlags("", "/path/to/kubeconfig")
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = agent.Run(ctx, agent.Config{
+		RestConfig:                        rc,
+		Nodes:                             10,
+		ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake",
+		Profile:                           "fast",
+		Registerer:                        prometheus.NewRegistry(), // serve it with promhttp
+	})
+	if err != nil {
+		panic(err) // only an invalid Config
+	}
+}

@@ -1,0 +1,355 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/podstatus/podstatus/podsim"
+)
+
+// KubeletVersion is the kubeletVersion the simulated nodes report.
+const KubeletVersion = "v1.37.0"
+
+// leaseNamespace is where the kubelet keeps node Leases (pkg/kubelet/nodelease).
+const leaseNamespace = v1.NamespaceNodeLease
+
+// nodeState is one managed node: its simulated network, its Lease and when its status
+// was last reported. Only the node loops touch lease and lastReport.
+type nodeState struct {
+	name    string
+	uid     types.UID
+	created bool // created (or re-created) by this agent: it owns the whole status
+	sim     podsim.Node
+	ipam    *podsim.IPAM
+
+	lease      *coordinationv1.Lease
+	lastReport time.Time
+	readySince metav1.Time
+}
+
+// nodeSet is the set of managed nodes, read by the pod handlers.
+type nodeSet struct {
+	mu    sync.RWMutex
+	nodes map[string]*nodeState
+	next  int // index of the next synthesised CIDR / node IP
+}
+
+func (s *nodeSet) get(name string) *nodeState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.nodes[name]
+}
+
+func (s *nodeSet) list() []*nodeState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*nodeState, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		out = append(out, n)
+	}
+	return out
+}
+
+func (s *nodeSet) len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.nodes)
+}
+
+// podCIDR is the i-th node's pod CIDR, 10.<1+i/256>.<i%256>.0/24: distinct for 60,000
+// nodes.
+func podCIDR(i int) string { return fmt.Sprintf("10.%d.%d.0/24", 1+i/256, i%256) }
+
+// nodeIP is the i-th node's InternalIP: 172.16.0.2 + i.
+func nodeIP(i int) string {
+	a := netip.MustParseAddr("172.16.0.2").As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += uint32(i)
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String()
+}
+
+// newNode is the Node the agent creates as node i, with the status a kubelet registers.
+func (a *agent) newNode(i int, name string) *v1.Node {
+	ip := a.cfg.NodeIP
+	if ip == "" {
+		ip = nodeIP(i)
+	}
+	cidr := podCIDR(i)
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				v1.LabelHostname:   name,
+				v1.LabelOSStable:   "linux",
+				v1.LabelArchStable: runtime.GOARCH,
+				"type":             "fleet",
+			},
+			Annotations: map[string]string{"node.alpha.kubernetes.io/ttl": "0"},
+		},
+		Spec: v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
+	}
+	n.Status = nodeStatus(name, ip, metav1.Time{})
+	return n
+}
+
+// nodeStatus is the full status of a node the agent created.
+func nodeStatus(name, ip string, now metav1.Time) v1.NodeStatus {
+	res := v1.ResourceList{
+		v1.ResourceCPU:              resource.MustParse("32"),
+		v1.ResourceMemory:           resource.MustParse("256Gi"),
+		v1.ResourcePods:             resource.MustParse("110"),
+		v1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	}
+	return v1.NodeStatus{
+		Capacity:    res,
+		Allocatable: res.DeepCopy(),
+		Phase:       v1.NodeRunning,
+		Conditions:  nodeConditions(now, now),
+		Addresses: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: ip},
+			{Type: v1.NodeHostName, Address: name},
+		},
+		DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: 10250}},
+		NodeInfo: v1.NodeSystemInfo{
+			MachineID:               name,
+			SystemUUID:              name,
+			BootID:                  name,
+			KernelVersion:           "6.8.0-podstatus-fleet",
+			OSImage:                 "podstatus fleet (simulated)",
+			ContainerRuntimeVersion: "podsim://v1.37.0",
+			KubeletVersion:          KubeletVersion,
+			OperatingSystem:         "linux",
+			Architecture:            runtime.GOARCH,
+		},
+	}
+}
+
+// nodeConditions are the kubelet's node conditions of a healthy node, in the kubelet's
+// order (pkg/kubelet/nodestatus/setters.go).
+func nodeConditions(heartbeat, since metav1.Time) []v1.NodeCondition {
+	c := func(t v1.NodeConditionType, s v1.ConditionStatus, reason, msg string) v1.NodeCondition {
+		return v1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: heartbeat, LastTransitionTime: since}
+	}
+	return []v1.NodeCondition{
+		c(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+		c(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+		c(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		c(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+	}
+}
+
+// ensureNodes creates the configured nodes, retrying until ctx is done. A node that
+// already exists (an earlier run) is taken over as it is.
+func (a *agent) ensureNodes(ctx context.Context) error {
+	limit := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range a.cfg.Nodes {
+		name := fmt.Sprintf("%s%d", a.cfg.NodeNamePrefix, i)
+		wg.Add(1)
+		limit <- struct{}{}
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			want := a.newNode(i, name)
+			var got *v1.Node
+			a.retry(ctx, "create node "+name, func() error {
+				n, err := a.cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+				if apierrors.IsAlreadyExists(err) {
+					n, err = a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+				}
+				got = n
+				return err
+			})
+			if got != nil {
+				a.addNode(got, i, true)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// addNode starts managing n (idempotent). index is the node's slot for synthesised
+// addresses, -1 to take the next free one.
+func (a *agent) addNode(n *v1.Node, index int, created bool) {
+	a.nodes.mu.Lock()
+	if _, ok := a.nodes.nodes[n.Name]; ok {
+		a.nodes.mu.Unlock()
+		return
+	}
+	if index < 0 {
+		index = a.cfg.Nodes + a.nodes.next
+		a.nodes.next++
+	}
+	cidr := n.Spec.PodCIDR
+	if cidr == "" {
+		cidr = podCIDR(index)
+	}
+	var ips []string
+	for _, addr := range n.Status.Addresses {
+		if addr.Type == v1.NodeInternalIP {
+			ips = append(ips, addr.Address)
+		}
+	}
+	if len(ips) == 0 {
+		ip := a.cfg.NodeIP
+		if ip == "" {
+			ip = nodeIP(index)
+		}
+		ips = []string{ip}
+	}
+	ipam, err := podsim.NewIPAM(cidr)
+	if err != nil {
+		a.log.Error(err, "Node has an unusable pod CIDR; using a synthesised one", "node", n.Name, "podCIDR", cidr)
+		cidr = podCIDR(index)
+		ipam, _ = podsim.NewIPAM(cidr)
+	}
+	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
+		sim: podsim.Node{Name: n.Name, PodCIDR: cidr, HostIPs: ips}}
+	if _, ready := findNodeCondition(n.Status.Conditions, v1.NodeReady); ready != nil && ready.Status == v1.ConditionTrue {
+		ns.readySince = ready.LastTransitionTime
+	}
+	a.nodes.nodes[n.Name] = ns
+	a.nodes.mu.Unlock()
+	a.log.V(1).Info("Managing node", "node", n.Name, "created", created, "podCIDR", cidr, "hostIPs", ips)
+	a.nodeAdded(n.Name)
+}
+
+func findNodeCondition(cs []v1.NodeCondition, t v1.NodeConditionType) (int, *v1.NodeCondition) {
+	for i := range cs {
+		if cs[i].Type == t {
+			return i, &cs[i]
+		}
+	}
+	return -1, nil
+}
+
+// renewLeases renews every node's Lease, as pkg/kubelet/nodelease does: update the
+// cached Lease with a new renewTime; on any error, GET (or create) it on the next round.
+func (a *agent) renewLease(ctx context.Context, n *nodeState) {
+	now := metav1.NewMicroTime(a.cfg.Clock.Now())
+	if n.lease != nil {
+		l := n.lease.DeepCopy()
+		l.Spec.RenewTime = &now
+		got, err := a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{})
+		if err == nil {
+			n.lease = got
+			a.counts.leaseRenewals.Add(1)
+			return
+		}
+		a.log.V(1).Info("Lease update failed; will get or create it", "node", n.name, "err", err)
+		n.lease = nil
+	}
+	got, err := a.cs.CoordinationV1().Leases(leaseNamespace).Get(ctx, n.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		l := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(n.name),
+				LeaseDurationSeconds: ptr.To(a.cfg.NodeLeaseDurationSeconds),
+				RenewTime:            &now,
+			},
+		}
+		if n.uid != "" {
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: n.uid}}
+		}
+		got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Create(ctx, l, metav1.CreateOptions{})
+		if err != nil {
+			a.log.V(1).Info("Lease create failed", "node", n.name, "err", err)
+			return
+		}
+		n.lease = got
+		a.counts.leaseRenewals.Add(1)
+	case err != nil:
+		a.log.V(1).Info("Lease get failed", "node", n.name, "err", err)
+	default:
+		l := got.DeepCopy()
+		l.Spec.RenewTime = &now
+		l.Spec.HolderIdentity = ptr.To(n.name)
+		l.Spec.LeaseDurationSeconds = ptr.To(a.cfg.NodeLeaseDurationSeconds)
+		if got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			a.log.V(1).Info("Lease update failed", "node", n.name, "err", err)
+			return
+		}
+		n.lease = got
+		a.counts.leaseRenewals.Add(1)
+	}
+}
+
+// reportNodeStatus sends the node's status when it is due: the first time, and then every
+// NodeStatusReportFrequency (nothing in a simulated node's status changes in between, so
+// the kubelet's "changed" trigger never fires; the Lease is the heartbeat).
+func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
+	now := a.cfg.Clock.Now()
+	if !n.lastReport.IsZero() && now.Sub(n.lastReport) < a.cfg.NodeStatusReportFrequency {
+		return
+	}
+	hb := metav1.NewTime(now)
+	if n.readySince.IsZero() {
+		n.readySince = hb
+	}
+	var body any
+	if n.created {
+		st := nodeStatus(n.name, n.sim.HostIPs[0], hb)
+		st.Conditions = nodeConditions(hb, n.readySince)
+		body = map[string]any{"status": st}
+	} else {
+		body = map[string]any{"status": map[string]any{"conditions": nodeConditions(hb, n.readySince)}}
+	}
+	patch, err := json.Marshal(body)
+	if err != nil {
+		a.log.Error(err, "Marshal node status", "node", n.name)
+		return
+	}
+	if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		a.log.V(1).Info("Node status patch failed; retrying at the next update", "node", n.name, "err", err)
+		return
+	}
+	n.lastReport = now
+	a.counts.nodeStatusReports.Add(1)
+}
+
+// nodeLoop runs fn for every managed node every interval (and once at once), with at most
+// 16 requests in flight: one ticker for all nodes, not a goroutine per node.
+func (a *agent) nodeLoop(ctx context.Context, interval time.Duration, fn func(context.Context, *nodeState)) {
+	t := a.cfg.Clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		a.forEachNode(ctx, fn)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+	}
+}
+
+func (a *agent) forEachNode(ctx context.Context, fn func(context.Context, *nodeState)) {
+	limit := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for _, n := range a.nodes.list() {
+		if ctx.Err() != nil {
+			break
+		}
+		limit <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-limit; wg.Done() }()
+			fn(ctx, n)
+		}()
+	}
+	wg.Wait()
+}

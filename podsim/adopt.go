@@ -1,0 +1,211 @@
+package podsim
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Adopt resumes a pod that a previous agent process already ran, from its status on the
+// server (phase, pod IPs, container states, IDs, restart counts, startedAt, started and
+// ready), at time now:
+//
+//   - a pod in a terminal phase stays finished (Terminal, its containers as reported);
+//   - a pod with a pod IP or a created container keeps its sandbox (ready, the IP reserved
+//     in the IPAM) and its containers: a running container keeps its ID, restart count and
+//     start time, a Started one stays started and a Ready one stays ready; one that is
+//     waiting in CrashLoopBackOff or terminated is restarted per its restart policy after
+//     a back-off estimated from its restart count; no restart is counted for the adoption;
+//   - anything else starts from the beginning, as New does;
+//   - a deletionTimestamp starts graceful termination at now.
+//
+// Later draws (run times, stop delays) are those New would make for the same seed.
+func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
+	p, errs := newPod(pod, cfg, now)
+	t := p.cur
+	st := &pod.Status
+	statuses := make(map[string]*v1.ContainerStatus, len(st.InitContainerStatuses)+len(st.ContainerStatuses))
+	for i := range st.InitContainerStatuses {
+		statuses[st.InitContainerStatuses[i].Name] = &st.InitContainerStatuses[i]
+	}
+	for i := range st.ContainerStatuses {
+		statuses[st.ContainerStatuses[i].Name] = &st.ContainerStatuses[i]
+	}
+	created := false
+	for _, s := range statuses {
+		if s.ContainerID != "" || s.State.Running != nil || s.State.Terminated != nil {
+			created = true
+		}
+	}
+	if st.PodIP == "" && !created {
+		if err := p.allocateIP(cfg); err != nil {
+			errs = append(errs, err)
+		}
+		p.startSandbox(t)
+		p.run(t)
+		if pod.DeletionTimestamp != nil {
+			p.Update(pod, now)
+		}
+		return p, errs
+	}
+	// The sandbox exists: keep its IP.
+	switch {
+	case pod.Spec.HostNetwork:
+		p.podIPs = p.hostIPs
+	case st.PodIP != "":
+		p.podIPs = make([]string, 0, len(st.PodIPs))
+		for _, ip := range st.PodIPs {
+			p.podIPs = append(p.podIPs, ip.IP)
+		}
+		if len(p.podIPs) == 0 {
+			p.podIPs = append(p.podIPs, st.PodIP)
+		}
+		if cfg.IPAM != nil {
+			if err := cfg.IPAM.Reserve(p.key, p.podIPs[0]); err != nil {
+				errs = append(errs, fmt.Errorf("podsim: adopting pod %s: %w", p.key, err))
+			}
+		}
+	default:
+		if err := p.allocateIP(cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.sbIDs[0] = hexID(p.draw(purposeSandboxID, 0, 0), 64)
+	p.sbExists, p.sbReady, p.sbAt, p.sbCreated = true, true, never, p.startTime
+	if p.b.sandboxCrashSet {
+		p.crashed = true // the scripted crash is not replayed
+	}
+	terminalPhase := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
+	regularSeen := false
+	for i := range p.ctrs {
+		c := &p.ctrs[i]
+		s := statuses[c.spec.Name]
+		if s == nil {
+			continue
+		}
+		p.adoptContainer(c, s, t, terminalPhase)
+		if c.kind == kindRegular && c.id != "" {
+			regularSeen = true
+		}
+	}
+	p.initDone = regularSeen
+	if terminalPhase {
+		p.terminal, p.sbReady, p.sandboxDown, p.killAt = true, false, true, t
+		for i := range p.ctrs {
+			if c := &p.ctrs[i]; c.st != cExited && c.id != "" {
+				c.st, c.at = cExited, never
+			}
+		}
+		if st.Reason == ReasonDeadlineExceeded {
+			p.evicted = true
+		}
+	}
+	p.run(t)
+	if pod.DeletionTimestamp != nil {
+		p.Update(pod, now)
+	}
+	return p, errs
+}
+
+// adoptContainer takes c's state from its reported status s at t.
+func (p *Pod) adoptContainer(c *ctr, s *v1.ContainerStatus, t int64, terminalPhase bool) {
+	c.restarts = max(s.RestartCount, 0)
+	if lt := s.LastTerminationState.Terminated; lt != nil {
+		c.last = termOf(lt)
+	}
+	c.sbIdx = p.sbAttempt
+	switch {
+	case s.State.Running != nil:
+		c.id = s.ContainerID
+		if c.id == "" {
+			c.id = "containerd://" + hexID(p.draw(purposeContainerID, p.index(c), c.restarts), 64)
+		}
+		c.pulled = true
+		started := nanos(s.State.Running.StartedAt)
+		if started == 0 || started > t {
+			started = t
+		}
+		// Replay the instance's schedule from its start, without counting a restart.
+		last, restarts := c.last, c.restarts
+		id := c.id
+		c.id = ""
+		p.startInstance(c, started)
+		c.id, c.last, c.restarts = id, last, restarts
+		if s.Started != nil && *s.Started {
+			c.startupAt = min(c.startupAt, t)
+			if c.startupAt == never {
+				c.startupAt = t
+			}
+		}
+		if s.Ready {
+			c.readyAt = min(c.readyAt, started)
+			c.flap = 0 // a ready container stays ready
+		}
+		if c.startupAt != never && c.readyAt == never {
+			c.readyAt = c.startupAt
+		}
+		if c.at < t {
+			c.at = t // it was due to exit while nobody watched: exit now
+		}
+		if terminalPhase {
+			c.st = cExited
+		}
+	case s.State.Terminated != nil:
+		tm := termOf(s.State.Terminated)
+		c.id, c.started, c.finished, c.exit, c.reason = s.ContainerID, tm.started, tm.finished, tm.exit, tm.reason
+		if c.id == "" {
+			c.id = tm.id
+		}
+		if c.id == "" {
+			c.id = "containerd://" + hexID(p.draw(purposeContainerID, p.index(c), c.restarts), 64)
+		}
+		c.pulled, c.st = true, cExited
+		if !terminalPhase {
+			p.adoptRestart(c, t)
+		}
+	case s.State.Waiting != nil && c.last.valid:
+		// Waiting to be restarted (CrashLoopBackOff): the last termination is the instance.
+		c.id, c.started, c.finished, c.exit, c.reason = c.last.id, c.last.started, c.last.finished, c.last.exit, c.last.reason
+		if c.id == "" {
+			c.id = s.ContainerID
+		}
+		if c.id == "" {
+			c.id = "containerd://" + hexID(p.draw(purposeContainerID, p.index(c), c.restarts), 64)
+		}
+		c.last = term{}
+		c.pulled, c.st = true, cExited
+		if !terminalPhase {
+			p.adoptRestart(c, t)
+		}
+	}
+}
+
+// adoptRestart decides, at t, the restart of c, which exited before the adoption, with a
+// back-off estimated from its restart count.
+func (p *Pod) adoptRestart(c *ctr, t int64) {
+	if c.restarts > 0 {
+		c.backoff = backOffInitial
+		for i := int32(1); i < c.restarts && c.backoff < backOffMax; i++ {
+			c.backoff = min(2*c.backoff, backOffMax)
+		}
+		c.backoffAt = c.started
+	}
+	c.pend, c.pendR = c.exit, c.reason
+	finished := c.finished
+	if finished <= 0 || finished > t {
+		finished = t
+	}
+	p.exited(c, finished)
+	if c.st == cRestarting && c.at < t {
+		c.at = t
+	}
+	if c.finished == 0 {
+		c.finished = finished
+	}
+}
+
+func termOf(s *v1.ContainerStateTerminated) term {
+	return term{id: s.ContainerID, started: nanos(s.StartedAt), finished: nanos(s.FinishedAt),
+		exit: s.ExitCode, reason: exitReason(s.ExitCode), valid: true}
+}

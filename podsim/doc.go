@@ -1,0 +1,136 @@
+// Package podsim simulates the kubelet's pod worker and a container runtime for the pods of
+// a simulated node. From a pod, a behaviour profile, a seed and the time, it yields the
+// runtime facts that podstate.Generate turns into the pod's status: sandboxes, pod and host
+// IPs, container states, probe results, and whether the pod is terminal, evicted, or done
+// terminating.
+//
+// A node agent keeps one Pod per pod bound to its node:
+//
+//	sim, errs := podsim.New(pod, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1}, now)
+//	// each err: a Warning Event on the pod (an invalid annotation, which fell back to the default)
+//	facts := sim.Facts(now)
+//	status, err := podstate.Generate(facts.Input(pod, previous))
+//	// ... hand status to a status.Manager; wake up again at sim.Next()
+//
+// On watch updates it calls Update (a deletionTimestamp starts graceful termination). Once
+// Facts report Stopped (terminal, every container stopped) it calls the status manager's
+// TerminatePod, as the kubelet does at the end of terminating a pod: that turns a pod
+// deleted before its containers ran from Pending into Failed. Once Facts report Done (a
+// deleted pod, stopped) and the terminal status is on the server, it deletes the pod
+// object (UID precondition, grace period 0) and calls Release. An agent that restarts
+// resumes its pods with Adopt.
+//
+// # What is simulated
+//
+// The pod worker follows the spec the way the kubelet v1.37.0 and a CRI runtime do:
+//
+//   - The sandbox is created after the profile's sandbox delay, with an IP from the node's
+//     pod CIDR (Config.IPAM; a host-network pod has the node's IPs). A sandbox that dies
+//     (AnnotationSandboxCrashAfter) takes its containers with it (exit 137); the kubelet
+//     creates a new sandbox (attempt + 1, a new ID, the same IP) and starts the init
+//     containers and then the containers again in it, each restart counted — except in a
+//     pod with restartPolicy Never, which fails instead (pkg/kubelet/kuberuntime:
+//     computePodActions). Back-off is not applied to those re-creations.
+//   - Each container's image is pulled once (ImagePull), then it is started (ContainerStart)
+//     every time it is created.
+//   - Init containers run in spec order, each exiting 0 after InitRunTime. A sidecar (an init
+//     container with restartPolicy Always) lets the next one start once it has started
+//     (running, and its startup probe, if any, succeeded). Regular containers start, all at
+//     once, when the init containers have completed and the sidecars started.
+//   - Probes run on the spec's schedule: initialDelaySeconds after the start, then every
+//     periodSeconds (default 10), without the kubelet's random jitter. The startup probe
+//     succeeds after StartupFailures failed runs (reaching failureThreshold, default 3,
+//     kills the container with exit 137); readiness and liveness probes only count from the
+//     first run after startup; readiness succeeds after ReadinessFailures failed runs and
+//     successThreshold successes. A container without a probe has no result for it: the
+//     status derives Started and Ready from the spec, as the kubelet's prober does.
+//     IgnoreProbeDelays (the fast profile) makes startup and readiness succeed at the
+//     container's start.
+//   - A regular container that the pod would not restart after exit 0 (a job: restartPolicy
+//     OnFailure or Never, of the pod or the container) exits with ExitCode after RunTime;
+//     others run until stopped, unless AnnotationRunTime is set. Whether an exited container
+//     is restarted is readiness.ContainerShouldRestart (pod restartPolicy, the container's
+//     restartPolicy and restartPolicyRules); a completed init container is never restarted.
+//     A rule with action RestartAllContainers restarts only that container here.
+//   - Restarts follow the kubelet's crash-loop back-off (pkg/kubelet/kuberuntime: doBackOff;
+//     k8s.io/client-go/util/flowcontrol.Backoff): the first restart is immediate, later
+//     ones wait 10 s, 20 s, 40 s … up to 5 min, measured from the exit; an instance that ran
+//     more than 10 min resets the back-off. While it waits, the container is Waiting with
+//     reason CrashLoopBackOff and the kubelet's message
+//     "back-off 20s restarting failed container=NAME pod=NAME_NAMESPACE(UID)", and its last
+//     termination is the exit; the restart count grows when the new instance starts.
+//   - When no regular container runs or will run again (or a regular init container failed
+//     for good), the pod is finished: the sidecars are stopped, Facts.Terminal is true,
+//     and, once everything stopped, the sandbox is stopped (not ready). The phase is then
+//     Succeeded or Failed (derived by podstate.Generate, not here).
+//   - spec.activeDeadlineSeconds, counted from status.startTime (the time New was called,
+//     or the server's startTime for Adopt): when exceeded, Facts.Eviction is
+//     {DeadlineExceeded, "Pod was active on the node longer than the specified deadline"}
+//     and the containers are stopped with terminationGracePeriodSeconds.
+//   - Graceful deletion: from the Update that brings a deletionTimestamp, every container is
+//     asked to stop; it exits 0 (Completed) after StopDelay, or 137 (Error) when the grace
+//     period (deletionGracePeriodSeconds, else terminationGracePeriodSeconds, else 30 s)
+//     runs out first. Regular containers stop first, sidecars (all at once, not in reverse
+//     order) after them. Nothing is started or restarted any more; Facts.Terminal is true at
+//     once and Facts.Done once every container has stopped.
+//   - Container facts carry a "containerd://" ID of 64 hex digits, the image as containerd
+//     reports it ("docker.io/library/nginx:1.27") and an image ID with a digest derived from
+//     the image name ("docker.io/library/nginx@sha256:…"), restart count, state and last
+//     termination state, the sandbox the instance belongs to, and the startup and readiness
+//     probe results.
+//
+// Not simulated (ignored, the pod runs as if they were present and worked): volumes,
+// devices, resources and resize, runtime classes, ephemeral containers, image pull
+// failures, postStart and preStop hooks, OOM kills.
+//
+// # Determinism and cost
+//
+// Every random draw is a hash of Config.Seed, the pod's namespace and name (not its UID,
+// which differs between runs), what is drawn, the container and its restart count (or the
+// sandbox attempt). No draw depends on the order of draws, on which times were queried, or
+// on the wall clock: Facts at a time are the same whether or not earlier times were
+// queried, and the same for the same seed and inputs in every run. Only the times passed
+// in are read.
+//
+// A Pod keeps the precomputed schedule of each container instance (start, exit, startup,
+// ready). Facts replays only the changes due since the last call; Next returns the next
+// one, and the zero time when the pod is steady (running with no exit, probe or flap ahead,
+// or finished): such a pod costs nothing until an outside event. A running one-container
+// pod keeps about 1150 bytes (its IPAM entry included), about 800 with a Config.Cache
+// shared by all pods; no goroutines or timers are started.
+//
+// # Profiles
+//
+// Default() is a small real node: sandbox 0.5–2 s, image pull 0–3 s (first creation
+// only), container start 0.1–0.5 s, init containers 1–5 s, jobs 5–30 s exiting 0, stop
+// 0–2 s, 0–1 failed startup probes and 0–2 failed readiness probes before success.
+//
+// Fast() has no delay anywhere and IgnoreProbeDelays: a pod is Running and Ready in the
+// first status written for it (init containers already Completed, regular containers
+// running, started and ready), whatever its probes' initialDelaySeconds, periodSeconds and
+// successThreshold. Jobs exit at once; containers stop at once.
+//
+// # Annotations
+//
+// A pod overrides its node's profile with annotations (prefix "sim.podstatus.io/"). A
+// duration is a Go duration ("1.5s", "2m") or a range "MIN..MAX" drawn from uniformly per
+// container and restart; a count is a whole number or a range "MIN..MAX". An invalid value
+// is reported by New (and Adopt) as an error and the profile's value is used.
+//
+//	annotation                                value     default profile     effect
+//	sim.podstatus.io/profile                  name      node's profile      base profile: "default" or "fast"
+//	sim.podstatus.io/sandbox-delay            duration  0.5s..2s            sandbox creation time
+//	sim.podstatus.io/image-pull-delay         duration  0s..3s              image pull (first creation of each container)
+//	sim.podstatus.io/start-delay              duration  100ms..500ms        container create and start, every time
+//	sim.podstatus.io/init-run-time            duration  1s..5s              run time of each regular init container (exit 0)
+//	sim.podstatus.io/run-time                 duration  5s..30s (jobs only) run time of every regular container, whatever its restart policy
+//	sim.podstatus.io/exit-code                0..255    0                   exit code when the run time is over
+//	sim.podstatus.io/stop-delay               duration  0s..2s              time to exit after SIGTERM (exit 0; 137 if the grace period ends first)
+//	sim.podstatus.io/startup-probe-failures   count     0..1                startup probe runs failing before the first success
+//	sim.podstatus.io/readiness-probe-failures count     0..2                readiness probe runs failing before the first success
+//	sim.podstatus.io/readiness-flap           duration  none                once ready: readiness succeeds this long, fails this long, and so on
+//	sim.podstatus.io/liveness-fail-after      duration  none                liveness probe fails from this long after the start: killed (137) after failureThreshold runs
+//	sim.podstatus.io/sandbox-crash-after      duration  none                the first sandbox dies this long after it became ready
+//
+// The probe annotations act only on containers whose spec has that probe.
+package podsim

@@ -1,0 +1,53 @@
+package podsim
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/podstate"
+	"github.com/podstatus/podstatus/sandbox"
+)
+
+// Facts is the runtime's view of a pod at one instant: what podstate.Generate takes besides
+// the pod and its previous status.
+type Facts struct {
+	// Sandboxes are the pod's sandboxes, newest first: after a sandbox crash, the new one
+	// (or none yet) and the dead one.
+	Sandboxes []sandbox.Status
+	// PodIPs are the newest sandbox's IPs (the node's IPs for a host-network pod).
+	PodIPs []string
+	// HostIPs are the node's IPs, primary first.
+	HostIPs []string
+	// Containers are the facts of the containers the runtime has created (init, sidecar
+	// and regular), in spec order, init containers first.
+	Containers []podstate.Container
+	// Terminal is true once the pod worker has decided that no container of the pod will
+	// run again: the pod was deleted, exceeded its active deadline, or ran to completion.
+	Terminal bool
+	// Eviction is set when the pod exceeded spec.activeDeadlineSeconds.
+	Eviction *podstate.Eviction
+	// Stopped is true when the pod is Terminal and every container has stopped: the pod
+	// worker has finished terminating it. The kubelet then calls its status manager's
+	// TerminatePod (pkg/kubelet/kubelet.go: SyncTerminatingPod); a node agent calls
+	// status.Manager.TerminatePod, which gives a pod whose containers never ran (deleted
+	// while Pending) its terminal phase.
+	Stopped bool
+	// Done is true when a deleted pod has finished terminating (Stopped, and the pod has a
+	// deletionTimestamp). The node agent then reports the terminal status and deletes the
+	// pod object (with its UID as a precondition and grace period 0, as the kubelet does).
+	Done bool
+}
+
+// Input builds the podstate.Input for pod, with previous as the status last reported (nil
+// when there is none).
+func (f Facts) Input(pod *v1.Pod, previous *v1.PodStatus) podstate.Input {
+	return podstate.Input{
+		Pod:        pod,
+		Previous:   previous,
+		Sandboxes:  f.Sandboxes,
+		PodIPs:     f.PodIPs,
+		HostIPs:    f.HostIPs,
+		Containers: f.Containers,
+		Terminal:   f.Terminal,
+		Eviction:   f.Eviction,
+	}
+}
