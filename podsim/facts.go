@@ -3,6 +3,7 @@ package podsim
 import (
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/sandbox"
 )
@@ -35,6 +36,8 @@ type Facts struct {
 	// deletionTimestamp). The node agent then reports the terminal status and deletes the
 	// pod object (with its UID as a precondition and grace period 0, as the kubelet does).
 	Done bool
+	// Features is the Config's feature set; Input passes it on to podstate.Generate.
+	Features features.Set
 }
 
 // Input builds the podstate.Input for pod, with previous as the status last reported (nil
@@ -49,5 +52,6 @@ func (f Facts) Input(pod *v1.Pod, previous *v1.PodStatus) podstate.Input {
 		Containers: f.Containers,
 		Terminal:   f.Terminal,
 		Eviction:   f.Eviction,
+		Features:   f.Features,
 	}
 }

@@ -72,7 +72,8 @@ func (d *driver) status(at time.Time) v1.PodStatus {
 	if err != nil {
 		d.t.Fatalf("Generate at %s: %v", at.Sub(t0), err)
 	}
-	podstate.Stamp(d.pod, &s, d.prev, metav1.NewTime(at))
+	in := f.Input(d.pod, d.prev)
+	in.Stamp(&s, metav1.NewTime(at))
 	d.prev = &s
 	d.pod.Status = *s.DeepCopy() // the server accepts every status
 	return s

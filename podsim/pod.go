@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	// Cache, when set (the same one for every pod), shares the pods' common data and
 	// saves about a third of each pod's memory. nil gives each pod its own copies.
 	Cache *Cache
+	// Features selects the Kubernetes version whose behaviour is simulated (sidecars,
+	// container restart rules) and is passed on to podstate.Generate through
+	// Facts.Input. The zero value is v1.37.0.
+	Features features.Set
 }
 
 // never is a time that does not come.
@@ -158,6 +163,8 @@ type Pod struct {
 	podIPs  []string
 	key     string // namespace/name, the IPAM key
 	seed    uint64
+	// features is Config.Features.
+	features features.Set
 
 	cur  int64 // the latest time seen
 	next int64 // the next change, computed by advance
@@ -210,6 +217,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		ipam:      cfg.IPAM,
 		hostIPs:   cfg.Node.HostIPs,
 		key:       pod.Namespace + "/" + pod.Name,
+		features:  cfg.Features,
 		seed:      mix(cfg.Seed ^ hashString(pod.Namespace+"/"+pod.Name)),
 		cur:       t,
 		next:      never,
@@ -225,7 +233,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		k := kindInit
-		if readiness.IsSidecar(c, readiness.Features{}) {
+		if readiness.IsSidecar(c, cfg.Features) {
 			k = kindSidecar
 		}
 		p.ctrs = append(p.ctrs, p.newCtr(cfg.Cache, c, k, i))
@@ -572,7 +580,7 @@ func (p *Pod) startInstance(c *ctr, t int64) {
 			exitAt, code, r = at, 0, reasonCompleted
 		}
 	case kindRegular:
-		if b.runTimeSet || !readiness.ContainerShouldRestart(spec, &p.pod.Spec, 0) {
+		if b.runTimeSet || !readiness.ContainerShouldRestart(spec, &p.pod.Spec, 0, p.features) {
 			if at := t + int64(b.RunTime.draw(p.draw(purposeRun, i, c.restarts))); at < exitAt {
 				exitAt, code, r = at, b.ExitCode, exitReason(b.ExitCode)
 			}
@@ -625,7 +633,7 @@ func (p *Pod) exited(c *ctr, t int64) {
 	if p.terminal {
 		return
 	}
-	restart := readiness.ContainerShouldRestart(c.spec, &p.pod.Spec, c.exit)
+	restart := readiness.ContainerShouldRestart(c.spec, &p.pod.Spec, c.exit, p.features)
 	if c.kind == kindInit && c.exit == 0 {
 		restart = false // a completed init container is not run again
 	}

@@ -207,7 +207,8 @@ func TestPropInvariants(t *testing.T) {
 			if err != nil {
 				t.Fatalf("at %gs: %v", at, err)
 			}
-			podstate.Stamp(pod, &s, prev, metav1.NewTime(sec(at)))
+			in := f.Input(pod, prev)
+			in.Stamp(&s, metav1.NewTime(sec(at)))
 			if terminalPhase != "" && s.Phase != terminalPhase {
 				t.Fatalf("at %gs: phase %s after %s", at, s.Phase, terminalPhase)
 			}

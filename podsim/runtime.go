@@ -150,7 +150,7 @@ func nanos(t metav1.Time) int64 {
 
 // facts builds the facts at t.
 func (p *Pod) facts(t int64) Facts {
-	f := Facts{HostIPs: p.hostIPs, Terminal: p.terminal, Stopped: p.terminal && !p.anyActive()}
+	f := Facts{Features: p.features, HostIPs: p.hostIPs, Terminal: p.terminal, Stopped: p.terminal && !p.anyActive()}
 	f.Done = f.Stopped && p.deleting
 	if p.evicted {
 		f.Eviction = &podstate.Eviction{Reason: ReasonDeadlineExceeded, Message: MessageDeadlineExceeded}
