@@ -61,7 +61,9 @@ func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		if len(p.podIPs) == 0 {
 			p.podIPs = append(p.podIPs, st.PodIP)
 		}
-		if cfg.IPAM != nil {
+		// A finished pod's sandbox is gone: it holds no IP any more (another pod may have
+		// been given it since), so only a pod that can still run reserves its IP.
+		if cfg.IPAM != nil && st.Phase != v1.PodSucceeded && st.Phase != v1.PodFailed {
 			if err := cfg.IPAM.Reserve(p.key, p.podIPs[0]); err != nil {
 				errs = append(errs, fmt.Errorf("podsim: adopting pod %s: %w", p.key, err))
 			}

@@ -64,6 +64,30 @@ type behaviour struct {
 	sandboxCrashSet   bool
 }
 
+// AnnotationError is an invalid value of one of the sim.podstatus.io/ annotations. The
+// pod's behaviour keeps the profile's value for that key. A node agent tells it apart from
+// other errors New and Adopt return (which are not the pod author's doing) with errors.As,
+// and reports it on the pod, for example as a Warning Event.
+type AnnotationError struct {
+	// Key is the annotation's key and Value its value.
+	Key, Value string
+	// Want says what a valid value looks like.
+	Want string
+	// Err is the parse error, if there is one.
+	Err error
+}
+
+// Error returns "podsim: annotation KEY="VALUE": WANT[: ERR]".
+func (e *AnnotationError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("podsim: annotation %s=%q: %s: %v", e.Key, e.Value, e.Want, e.Err)
+	}
+	return fmt.Sprintf("podsim: annotation %s=%q: %s", e.Key, e.Value, e.Want)
+}
+
+// Unwrap returns the parse error.
+func (e *AnnotationError) Unwrap() error { return e.Err }
+
 // parseAnnotations resolves the behaviour of a pod with annotations ann on a node whose
 // profile is node. Each invalid value is reported and the profile's value kept.
 func parseAnnotations(node Profile, ann map[string]string) (behaviour, []error) {
@@ -73,11 +97,7 @@ func parseAnnotations(node Profile, ann map[string]string) (behaviour, []error) 
 		return b, nil
 	}
 	bad := func(key, val, want string, err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("podsim: annotation %s=%q: %s: %w", key, val, want, err))
-		} else {
-			errs = append(errs, fmt.Errorf("podsim: annotation %s=%q: %s", key, val, want))
-		}
+		errs = append(errs, &AnnotationError{Key: key, Value: val, Want: want, Err: err})
 	}
 	if v, ok := ann[AnnotationProfile]; ok {
 		p, err := Named(v)

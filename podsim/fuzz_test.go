@@ -1,6 +1,8 @@
 package podsim
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,6 +63,12 @@ func TestAnnotations(t *testing.T) {
 	})
 	if len(errs) != 3 {
 		t.Errorf("errors %v, want three", errs)
+	}
+	for _, err := range errs {
+		var ae *AnnotationError
+		if !errors.As(err, &ae) || ae.Key == "" || !strings.HasPrefix(err.Error(), "podsim: annotation "+ae.Key+"=") {
+			t.Errorf("error %v is not an *AnnotationError naming its key", err)
+		}
 	}
 	want := Default()
 	if b.SandboxDelay != want.SandboxDelay || b.Name != "default" || b.ReadinessFailures != want.ReadinessFailures {

@@ -331,3 +331,28 @@ func TestAdoptTerminalPod(t *testing.T) {
 		t.Errorf("app before %+v after %+v", b, a)
 	}
 }
+
+// A finished pod's sandbox is gone, so adopting it must not take its old IP back: another
+// pod may hold it by now.
+func TestAdoptTerminalPodReservesNoIP(t *testing.T) {
+	pod := mkPod("job", ctn("app"))
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	cfg := testConfig(t, fixed())
+	d := start(t, pod, cfg, sec(0))
+	ip := d.status(sec(3)).PodIP
+	if s := d.status(sec(20)); s.Phase != v1.PodSucceeded || ip == "" {
+		t.Fatalf("ip %q, %s", ip, summary(s))
+	}
+	// The server's copy still names the IP the pod had while it ran.
+	d.pod.Status.PodIP, d.pod.Status.PodIPs = ip, []v1.PodIP{{IP: ip}}
+	cfg2 := testConfig(t, fixed()) // a restarted agent: a fresh IPAM
+	if err := cfg2.IPAM.Reserve("default/other", ip); err != nil {
+		t.Fatalf("reserving %s for another pod: %v", ip, err)
+	}
+	if _, errs := Adopt(d.pod.DeepCopy(), cfg2, sec(30)); len(errs) != 0 {
+		t.Errorf("adopting the finished pod: %v", errs)
+	}
+	if got := cfg2.IPAM.InUse(); got != 1 {
+		t.Errorf("IPs in use after adopting a finished pod: %d, want 1 (the other pod's)", got)
+	}
+}

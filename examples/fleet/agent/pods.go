@@ -2,7 +2,7 @@ package agent
 
 import (
 	"context"
-	"strings"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -138,11 +138,6 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
 		cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
-		if terminal(pod.Status.Phase) {
-			// A finished pod never runs again and its sandbox is gone: it holds no pod IP,
-			// so it must not reserve the IP it reported (another pod may have it now).
-			cfg.IPAM = nil
-		}
 		var errs []error
 		if adoptable(pod) {
 			e.sim, errs = podsim.Adopt(pod, cfg, now)
@@ -151,7 +146,8 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 		}
 		e.simRV = pod.ResourceVersion
 		for _, err := range errs {
-			if !strings.HasPrefix(err.Error(), "podsim: annotation ") {
+			var ae *podsim.AnnotationError
+			if !errors.As(err, &ae) {
 				// Not the pod's fault (an adopted pod IP already taken, say): log it.
 				a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
 				continue
