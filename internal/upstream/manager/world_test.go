@@ -257,16 +257,6 @@ func (c *ctr) apiStatus() v1.ContainerStatus {
 	return s
 }
 
-// find returns the container with that ID, or nil.
-func (w *world) find(id string) *ctr {
-	for _, c := range w.ctrs {
-		if c.id() == id {
-			return c
-		}
-	}
-	return nil
-}
-
 // nextPhase derives the phase from the runtime, never leaving a terminal phase. Now and
 // then a running pod is evicted: its containers are killed and it fails with a
 // DisruptionTarget condition.
