@@ -28,17 +28,25 @@ type RunResult struct {
 	// AgentRequests are the API server's apiserver_request_total increments over the
 	// run minus the bench's own requests (counted as it sent them): the agent's requests,
 	// plus the API server's own background requests (a few per second).
-	AgentRequests []RequestRow `json:"agentRequests"`
+	// AgentRequestsToReady is the part up to all pods Running and Ready, the rest is
+	// AgentRequestsToGone (deletion).
+	AgentRequests        []RequestRow `json:"agentRequests"`
+	AgentRequestsToReady []RequestRow `json:"agentRequestsToReady"`
+	AgentRequestsToGone  []RequestRow `json:"agentRequestsToGone,omitempty"`
 	// BenchRequests are the bench's own requests over the run.
 	BenchRequests []RequestRow `json:"benchRequests"`
 
 	// StatusPatchesPerPod, PodGETsPerPod, PodDeletesPerPod and PodRequestsPerPod are
 	// the agent's PATCHes of pods/status, GETs of a pod, DELETEs of a pod and requests
-	// on pods (any verb, any subresource) divided by Pods.
-	StatusPatchesPerPod float64 `json:"statusPatchesPerPod"`
-	PodGETsPerPod       float64 `json:"podGETsPerPod"`
-	PodDeletesPerPod    float64 `json:"podDeletesPerPod"`
-	PodRequestsPerPod   float64 `json:"podRequestsPerPod"`
+	// on pods (any verb, any subresource) over the whole run, divided by Pods;
+	// StatusPatchesPerPodToReady counts only up to all pods Running and Ready, and
+	// StatusPatchesPerPodToGone only during deletion.
+	StatusPatchesPerPodToReady float64 `json:"statusPatchesPerPodToReady"`
+	StatusPatchesPerPodToGone  float64 `json:"statusPatchesPerPodToGone"`
+	StatusPatchesPerPod        float64 `json:"statusPatchesPerPod"`
+	PodGETsPerPod              float64 `json:"podGETsPerPod"`
+	PodDeletesPerPod           float64 `json:"podDeletesPerPod"`
+	PodRequestsPerPod          float64 `json:"podRequestsPerPod"`
 	// AgentErrors counts the agent's requests answered with a code ≥ 400 (404s of
 	// DELETEs included), and Agent404s those answered 404.
 	AgentErrors float64 `json:"agentErrors"`
@@ -65,9 +73,18 @@ func rows(c RequestCounts) []RequestRow {
 	return out
 }
 
-func (res *RunResult) setRequests(agent, bench RequestCounts) {
+func (res *RunResult) setRequests(toReady, toGone, bench RequestCounts) {
+	agent := RequestCounts{}
+	for _, c := range []RequestCounts{toReady, toGone} {
+		for k, v := range c {
+			agent[k] += v
+		}
+	}
 	res.AgentRequests, res.BenchRequests = rows(agent), rows(bench)
+	res.AgentRequestsToReady, res.AgentRequestsToGone = rows(toReady), rows(toGone)
 	n := float64(res.Pods)
+	res.StatusPatchesPerPodToReady = toReady.Sum("PATCH", "pods", "status") / n
+	res.StatusPatchesPerPodToGone = toGone.Sum("PATCH", "pods", "status") / n
 	res.StatusPatchesPerPod = agent.Sum("PATCH", "pods", "status") / n
 	res.PodGETsPerPod = agent.Sum("GET", "pods", "-") / n
 	res.PodDeletesPerPod = agent.Sum("DELETE", "pods", "-") / n
@@ -91,6 +108,8 @@ type Summary struct {
 	DeleteSeconds        float64  `json:"deleteSeconds,omitempty"`
 	DeletedPodsPerSecond float64  `json:"deletedPodsPerSecond,omitempty"`
 	StatusPatchesPerPod  float64  `json:"statusPatchesPerPod"`
+	StatusPatchesToReady float64  `json:"statusPatchesPerPodToReady"`
+	StatusPatchesToGone  float64  `json:"statusPatchesPerPodToGone"`
 	PodGETsPerPod        float64  `json:"podGETsPerPod"`
 	PodDeletesPerPod     float64  `json:"podDeletesPerPod"`
 	PodRequestsPerPod    float64  `json:"podRequestsPerPod"`
@@ -167,6 +186,8 @@ func (rep *Report) summarize() {
 			DeleteSeconds:        med(func(r RunResult) float64 { return r.DeleteSeconds }),
 			DeletedPodsPerSecond: med(func(r RunResult) float64 { return r.DeletedPodsPerSecond }),
 			StatusPatchesPerPod:  med(func(r RunResult) float64 { return r.StatusPatchesPerPod }),
+			StatusPatchesToReady: med(func(r RunResult) float64 { return r.StatusPatchesPerPodToReady }),
+			StatusPatchesToGone:  med(func(r RunResult) float64 { return r.StatusPatchesPerPodToGone }),
 			PodGETsPerPod:        med(func(r RunResult) float64 { return r.PodGETsPerPod }),
 			PodDeletesPerPod:     med(func(r RunResult) float64 { return r.PodDeletesPerPod }),
 			PodRequestsPerPod:    med(func(r RunResult) float64 { return r.PodRequestsPerPod }),
@@ -238,10 +259,13 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		row("first delete → all pod objects gone", func(s Summary) string { return fmt.Sprintf("%.1f s", s.DeleteSeconds) })
 		row("pods deleted per second", func(s Summary) string { return fmt.Sprintf("%.0f", s.DeletedPodsPerSecond) })
 	}
-	row("status PATCHes per pod", func(s Summary) string { return fmt.Sprintf("%.2f", s.StatusPatchesPerPod) })
-	row("pod GETs per pod", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodGETsPerPod) })
-	row("pod DELETEs per pod", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodDeletesPerPod) })
-	row("requests on pods per pod", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodRequestsPerPod) })
+	row("status PATCHes per pod, to Running and Ready", func(s Summary) string { return fmt.Sprintf("%.2f", s.StatusPatchesToReady) })
+	if rep.Delete {
+		row("status PATCHes per pod, deletion", func(s Summary) string { return fmt.Sprintf("%.2f", s.StatusPatchesToGone) })
+	}
+	row("pod GETs per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodGETsPerPod) })
+	row("pod DELETEs per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodDeletesPerPod) })
+	row("requests on pods per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodRequestsPerPod) })
 	row("agent requests answered ≥ 400", func(s Summary) string { return fmt.Sprintf("%.0f", s.AgentErrors) })
 	row("agent CPU", func(s Summary) string { return opt(s.AgentCPUSeconds, "%.1f s") })
 	row("agent peak RSS", func(s Summary) string { return opt(s.AgentPeakRSSMiB, "%.0f MiB") })

@@ -195,10 +195,32 @@ func (rc *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	key.Code = strconv.Itoa(resp.StatusCode)
+	if key.Verb == "WATCH" && resp.StatusCode == http.StatusOK {
+		// The server counts a watch when it ends; so does the bench.
+		resp.Body = &countOnClose{ReadCloser: resp.Body, count: func() { rc.add(key) }}
+		return resp, err
+	}
+	rc.add(key)
+	return resp, err
+}
+
+func (rc *requestCounter) add(key RequestKey) {
 	rc.mu.Lock()
 	rc.counts[key]++
 	rc.mu.Unlock()
-	return resp, err
+}
+
+// countOnClose counts a request when its response body is closed.
+type countOnClose struct {
+	io.ReadCloser
+	once  sync.Once
+	count func()
+}
+
+func (c *countOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.count)
+	return err
 }
 
 func (rc *requestCounter) snapshot() RequestCounts {
