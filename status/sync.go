@@ -82,10 +82,18 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 	var mu sync.Mutex
 	m.each(jobs, func(e *entry) {
 		m.mu.Lock()
+		if e.gone {
+			// Forgotten (ForgetPod, RemoveOrphanedStatuses, or dropped by another
+			// worker's 404) since it was claimed: nothing may be sent for it.
+			e.inflight = false
+			m.wakeWaitersLocked()
+			m.mu.Unlock()
+			return
+		}
 		snap := e.snapshot() // taken late, so changes made while queued go out too
 		m.mu.Unlock()
 		held, err := m.syncEntry(ctx, e, snap)
-		if retryAt := m.finish(e, snap, held, err); !retryAt.IsZero() {
+		if retryAt := m.finish(e, snap, held, err, false); !retryAt.IsZero() {
 			mu.Lock()
 			if next.IsZero() || retryAt.Before(next) {
 				next = retryAt
@@ -140,7 +148,17 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	}
 	m.mu.Lock()
 	for e.inflight && !e.gone {
-		m.idle.Wait()
+		if m.idle == nil {
+			m.idle = make(chan struct{})
+		}
+		idle := m.idle
+		m.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s/%s (uid %s): waiting for a sync in flight: %w", e.namespace, e.name, e.uid, ctx.Err())
+		}
+		m.mu.Lock()
 	}
 	if e.gone || !e.pending() {
 		m.mu.Unlock()
@@ -150,11 +168,19 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	snap := e.snapshot()
 	m.mu.Unlock()
 	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(e, snap, held, err)
+	m.finish(e, snap, held, err, true)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
 	return nil
+}
+
+// wakeWaitersLocked wakes every Sync waiting for a sync in flight elsewhere.
+func (m *Manager) wakeWaitersLocked() {
+	if m.idle != nil {
+		close(m.idle)
+		m.idle = nil
+	}
 }
 
 // requeueHeldLocked queues again every pod whose terminal phase is held back, to find
@@ -199,8 +225,11 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale and the pod backs off. It returns when the pod is due again after a
-// failure (zero otherwise).
-func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Time {
+// failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
+// then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
+// next tick (Run arms its retry timer from what syncDue returns, and this sync was not
+// one of its own).
+func (m *Manager) finish(e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
 	var (
 		retryAt  time.Time
 		delay    time.Duration
@@ -242,9 +271,12 @@ func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Tim
 			delay = m.backoff.delay(e.attempts, err)
 			retryAt = m.clock.Now().Add(delay)
 			e.notBefore = retryAt
+			if fromSync {
+				m.kickLoop()
+			}
 		}
 	}
-	m.idle.Broadcast()
+	m.wakeWaitersLocked()
 	m.mu.Unlock()
 	switch {
 	case err != nil:

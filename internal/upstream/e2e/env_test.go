@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
@@ -82,7 +83,7 @@ func newEnv(t *testing.T, prefix string, start time.Time) *env {
 // newManager returns a Manager on the env's client and fake clock (a second one plays a
 // restarted kubelet).
 func (e *env) newManager() *status.Manager {
-	return status.NewManager(e.client, status.Options{Clock: e.clock, Retry: status.RetryOptions{Seed: 1}})
+	return status.NewManager(e.client, status.Options{Clock: e.clock, Retry: status.RetryOptions{Seed: ptr.To[uint64](1)}})
 }
 
 // at sets the fake clock.
