@@ -1,7 +1,9 @@
 package status
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // Run syncs pending changes until ctx is done, then returns nil. It wakes on every change
@@ -338,6 +342,15 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
 			return held, nil
 		}
+		if base.ResourceVersion != "" && transitions(&base.Status, &merged) {
+			// The patch starts a new lastTransitionTime: make it conditional on the copy it
+			// was computed against. Another writer may have moved the condition to the same
+			// Status since (a node lifecycle controller setting Ready False while this
+			// PATCH was on the wire); the 409 then refetches and the merge keeps that
+			// writer's time, where an unconditional patch would change lastTransitionTime
+			// with no change of Status (kubernetes#119514 by a race).
+			patch = withResourceVersion(patch, base.ResourceVersion)
+		}
 		start := m.clock.Now()
 		got, err := m.patch(ctx, e, patch)
 		m.opts.Observer.OnPatch(ref, len(patch), m.clock.Since(start), err)
@@ -372,6 +385,39 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		return held, fmt.Errorf("patch status: %w", err)
 	}
+}
+
+// transitions reports whether next sets a condition to a Status that base does not have
+// for it (a changed Status, or a condition base lacks): the changes that carry a new
+// lastTransitionTime.
+func transitions(base, next *v1.PodStatus) bool {
+	for i := range next.Conditions {
+		c := &next.Conditions[i]
+		if o := conditions.Get(base.Conditions, c.Type); o == nil || o.Status != c.Status {
+			return true
+		}
+	}
+	return false
+}
+
+// withResourceVersion adds a metadata.resourceVersion precondition to a patch PatchBytes
+// made ({"metadata":{"uid":...},...}); the API server then answers 409 Conflict if the
+// pod changed since rv. A patch without metadata (no UID) is returned as it is.
+func withResourceVersion(patch []byte, rv string) []byte {
+	const prefix = `{"metadata":{`
+	if !bytes.HasPrefix(patch, []byte(prefix)) {
+		return patch
+	}
+	q, err := json.Marshal(rv)
+	if err != nil {
+		return patch
+	}
+	out := make([]byte, 0, len(patch)+len(q)+len(`"resourceVersion":,`))
+	out = append(out, prefix...)
+	out = append(out, `"resourceVersion":`...)
+	out = append(out, q...)
+	out = append(out, ',')
+	return append(out, patch[len(prefix):]...)
 }
 
 // get and patch are the two requests, bounded by Options.RequestTimeout.

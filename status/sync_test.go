@@ -477,10 +477,11 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/a", v1.ConditionFalse)); err != nil {
 		t.Fatal(err)
 	}
-	// The kubelet's Ready flips and a new owned condition appears, so the patch carries
-	// $setElementOrder/conditions built from the stale base.
-	s.Conditions[1].Status = v1.ConditionTrue
-	s.Conditions = append(s.Conditions, mgrCond(v1.PodInitialized, v1.ConditionTrue))
+	// The kubelet's Ready changes its reason, so the patch carries
+	// $setElementOrder/conditions built from the stale base. (No Status changes: a patch
+	// that starts a new lastTransitionTime is conditional on the base's resourceVersion,
+	// see TestTransitionOnStaleBaseIsConditional, and would refetch first.)
+	s.Conditions[1].Reason = "ContainersNotReady"
 	mgrSet(t, m, mgrPod(), s)
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=2")
@@ -493,7 +494,7 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 	for _, c := range got.Conditions {
 		types = append(types, string(c.Type)+"="+string(c.Status))
 	}
-	want := "example.com/a=False PodScheduled=True Ready=True Initialized=True example.com/b=True"
+	want := "example.com/a=False PodScheduled=True Ready=False example.com/b=True"
 	if strings.Join(types, " ") != want {
 		t.Fatalf("server conditions %v, want %s", types, want)
 	}
@@ -809,5 +810,41 @@ func TestDefaultSeedsDiffer(t *testing.T) {
 		if da, db := a.delay(i, nil), b.delay(i, nil); da != db {
 			t.Fatalf("Seed 0, attempt %d: %v and %v", i, da, db)
 		}
+	}
+}
+
+// TestTransitionOnStaleBaseIsConditional: another writer moves Ready to False (the node
+// lifecycle controller's MarkPodsNotReady) after the Manager took its base, and the
+// Manager, not told, moves Ready to False too. Its PATCH carries a new lastTransitionTime,
+// so it is conditional on the base's resourceVersion: the 409 refetches, and the server
+// keeps the other writer's time instead of seeing lastTransitionTime change with no
+// change of Status.
+func TestTransitionOnStaleBaseIsConditional(t *testing.T) {
+	srv := statustest.NewServer()
+	ev := newMgrEvents()
+	m, fc := mgrWithServer(t, srv, Options{Observer: ev})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	fc.Step(time.Minute)
+	other := metav1.NewTime(fc.Now())
+	if _, err := srv.SetCondition("new", "foo", v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: other}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Step(time.Minute)
+	s.Conditions[0].Status = v1.ConditionFalse
+	mgrSet(t, m, mgrPod(), s) // a new lastTransitionTime in the cache: now
+	srv.ResetRequests()
+	mgrSync(t, m)
+	got := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady)
+	if got.Status != v1.ConditionFalse || !got.LastTransitionTime.Equal(&other) {
+		t.Fatalf("server Ready %s at %v, want False at the other writer's %v", got.Status, got.LastTransitionTime.UTC(), other.UTC())
+	}
+	if len(ev.conflicts) != 1 {
+		t.Errorf("%d conflicts, want the one that refetched", len(ev.conflicts))
+	}
+	if p := string(srv.Patches()[0].Patch); !strings.Contains(p, `"resourceVersion":`) {
+		t.Errorf("transition patch without a resourceVersion precondition: %s", p)
 	}
 }
