@@ -50,10 +50,11 @@
 //     wrote after that copy was taken survive: the patch names only the conditions the
 //     kubelet changed, and strategic merge keeps list elements missing from
 //     $setElementOrder/conditions (TestForeignConditionsSurviveStaleBase). A patch that
-//     gives a condition a new Status, and so a new lastTransitionTime, is conditional on
-//     that copy's resourceVersion: if another writer changed the pod meanwhile, the 409
-//     refetches it, so a condition the other writer already moved to that Status keeps
-//     the other writer's time (TestTransitionOnStaleBaseIsConditional).
+//     takes Ready from True to False, the one kubelet-owned transition another controller
+//     also makes (the node lifecycle controller), is conditional on that copy's
+//     resourceVersion: if the pod changed meanwhile, the 409 refetches it, so a Ready the
+//     other writer already set False keeps its lastTransitionTime
+//     (TestTransitionOnStaleBaseIsConditional).
 //   - Event-driven readiness gates. When a newer server copy (from ObservePod, or inside a
 //     PATCH response) changes a readiness-gate condition, Ready is re-evaluated with the
 //     readiness engine and queued at once, instead of waiting for the kubelet's next pod

@@ -2,10 +2,12 @@ package status
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,6 +129,12 @@ func (m *Manager) Sync(ctx context.Context) error {
 	if len(targets) == 0 {
 		return nil
 	}
+	// In a fixed order (not the map's), so that a run with one worker sends the same
+	// requests in the same order every time: the server's resourceVersions, which a
+	// conditional patch carries, then repeat too.
+	slices.SortFunc(targets, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name), cmp.Compare(a.uid, b.uid))
+	})
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -342,13 +350,14 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
 			return held, nil
 		}
-		if base.ResourceVersion != "" && transitions(&base.Status, &merged) {
-			// The patch starts a new lastTransitionTime: make it conditional on the copy it
-			// was computed against. Another writer may have moved the condition to the same
-			// Status since (a node lifecycle controller setting Ready False while this
-			// PATCH was on the wire); the 409 then refetches and the merge keeps that
-			// writer's time, where an unconditional patch would change lastTransitionTime
-			// with no change of Status (kubernetes#119514 by a race).
+		if base.ResourceVersion != "" && readyLost(&base.Status, &merged) {
+			// Ready leaves True: a new lastTransitionTime, for the one transition another
+			// controller also makes (the node lifecycle controller's MarkPodsNotReady,
+			// pkg/controller/util/node/controller_utils.go). If it made it while this PATCH
+			// was computed or on the wire, an unconditional patch would replace its
+			// lastTransitionTime with ours with no change of Status (kubernetes#119514 by a
+			// race). Conditional on the base's resourceVersion, the patch gets a 409; the
+			// Manager refetches and the merge keeps the other writer's time.
 			patch = withResourceVersion(patch, base.ResourceVersion)
 		}
 		start := m.clock.Now()
@@ -387,17 +396,10 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 	}
 }
 
-// transitions reports whether next sets a condition to a Status that base does not have
-// for it (a changed Status, or a condition base lacks): the changes that carry a new
-// lastTransitionTime.
-func transitions(base, next *v1.PodStatus) bool {
-	for i := range next.Conditions {
-		c := &next.Conditions[i]
-		if o := conditions.Get(base.Conditions, c.Type); o == nil || o.Status != c.Status {
-			return true
-		}
-	}
-	return false
+// readyLost reports whether next takes Ready from True, in base, to another Status.
+func readyLost(base, next *v1.PodStatus) bool {
+	o, c := conditions.Get(base.Conditions, v1.PodReady), conditions.Get(next.Conditions, v1.PodReady)
+	return o != nil && c != nil && o.Status == v1.ConditionTrue && c.Status != v1.ConditionTrue
 }
 
 // withResourceVersion adds a metadata.resourceVersion precondition to a patch PatchBytes

@@ -477,11 +477,10 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/a", v1.ConditionFalse)); err != nil {
 		t.Fatal(err)
 	}
-	// The kubelet's Ready changes its reason, so the patch carries
-	// $setElementOrder/conditions built from the stale base. (No Status changes: a patch
-	// that starts a new lastTransitionTime is conditional on the base's resourceVersion,
-	// see TestTransitionOnStaleBaseIsConditional, and would refetch first.)
-	s.Conditions[1].Reason = "ContainersNotReady"
+	// The kubelet's Ready flips and a new owned condition appears, so the patch carries
+	// $setElementOrder/conditions built from the stale base.
+	s.Conditions[1].Status = v1.ConditionTrue
+	s.Conditions = append(s.Conditions, mgrCond(v1.PodInitialized, v1.ConditionTrue))
 	mgrSet(t, m, mgrPod(), s)
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=2")
@@ -494,7 +493,7 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 	for _, c := range got.Conditions {
 		types = append(types, string(c.Type)+"="+string(c.Status))
 	}
-	want := "example.com/a=False PodScheduled=True Ready=False example.com/b=True"
+	want := "example.com/a=False PodScheduled=True Ready=True Initialized=True example.com/b=True"
 	if strings.Join(types, " ") != want {
 		t.Fatalf("server conditions %v, want %s", types, want)
 	}
