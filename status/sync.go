@@ -112,9 +112,10 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 
 // Sync sends every change pending when it is called, now, ignoring backoff, and returns
 // once each affected pod is up to date on the server or has failed. A pod another
-// goroutine is syncing is waited for (so do not call Sync from an Observer). The error
-// joins one error per failed pod (naming it, wrapping the API error); failed pods stay
-// queued and Run retries them with backoff.
+// goroutine is syncing is waited for, until ctx is done (so do not call Sync from an
+// Observer). Pods are sent in namespace/name order. The error joins one error per failed
+// pod (naming it, wrapping the API error or ctx's); failed pods stay queued and Run
+// retries them at their backoff deadline.
 //
 // A Sync with nothing pending costs the same however many pods are cached.
 func (m *Manager) Sync(ctx context.Context) error {
