@@ -21,6 +21,23 @@
 // A terminal phase held back while containers could run is retried every SyncPeriod (and
 // on every Sync), as the kubelet's periodic reconcile does, visiting only those pods.
 //
+// # What repairs drift, and when
+//
+// Run sends a change when it is made, retries a failed sync at its backoff deadline, and
+// every SyncPeriod re-queues only the held terminal phases above: it does not re-read
+// every pod. Drift that another writer causes on a kubelet-owned field (a node lifecycle
+// controller setting Ready False, say) is repaired from the server copies ObservePod
+// receives: an event that differs from the cached status on a kubelet-owned field queues
+// the pod. That is the kubelet's periodic needsReconcile (syncBatch in
+// pkg/kubelet/status/status_manager.go) done per event: the kubelet's check reads its
+// informer-fed pod manager every 10 s and sends no request for it, and the Manager has no
+// informer of its own, so a periodic reconcile here would have to GET every pod every
+// period — a request per pod per period, the load one-request-per-change exists to avoid.
+// A node agent that does not feed ObservePod therefore gets drift repaired only when the
+// Manager next reads the pod: after a failed request (the retry GETs first) or a 409.
+// Feed ObservePod from a pod informer, as the README's snippet does, to repair drift
+// within one watch event.
+//
 // Where the kubelet only logs, the Manager returns errors, wrapped as "status: <Method>:
 // ...": SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup return
 // a *TransitionError for a rejected container transition and a *readiness.InputError for
@@ -39,7 +56,12 @@
 //     an error, where the kubelet GETs before every PATCH. Conditions another controller
 //     wrote after that copy was taken survive: the patch names only the conditions the
 //     kubelet changed, and strategic merge keeps list elements missing from
-//     $setElementOrder/conditions (TestForeignConditionsSurviveStaleBase).
+//     $setElementOrder/conditions (TestForeignConditionsSurviveStaleBase). A patch that
+//     takes Ready from True to False, the one kubelet-owned transition another controller
+//     also makes (the node lifecycle controller), is conditional on that copy's
+//     resourceVersion: if the pod changed meanwhile, the 409 refetches it, so a Ready the
+//     other writer already set False keeps its lastTransitionTime
+//     (TestTransitionOnStaleBaseIsConditional).
 //   - Event-driven readiness gates. When a newer server copy (from ObservePod, or inside a
 //     PATCH response) changes a readiness-gate condition, Ready is re-evaluated with the
 //     readiness engine and queued at once, instead of waiting for the kubelet's next pod
@@ -49,8 +71,10 @@
 //     sync walks only those, so a Sync with nothing pending costs the same with 100,000
 //     pods cached as with one.
 //   - Per-pod retries. 5xx, 429 (honouring Retry-After), timeouts and unexpected errors
-//     back off exponentially with seeded jitter, per pod; 409 refetches and retries at
-//     once. The newest desired status is never lost: a status set while a PATCH is in
+//     back off exponentially with jitter, per pod; each Manager draws its own random
+//     seed (RetryOptions.Seed fixes one), so agents that lost the API server together do
+//     not retry together. Run wakes at the earliest backoff deadline, including one set
+//     by a failed Sync. 409 refetches and retries at once. The newest desired status is never lost: a status set while a PATCH is in
 //     flight is sent afterwards, and an older in-flight result never marks it synced.
 //   - A terminal phase is final: a later status with a non-terminal phase keeps the
 //     terminal one, in the cache and against the server's copy (the kubelet enforces this

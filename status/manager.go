@@ -32,9 +32,11 @@ type Manager struct {
 	backoff *backoff
 
 	mu sync.Mutex
-	// idle is signalled whenever a pod's sync finishes, for Sync to wait on pods another
-	// goroutine is syncing.
-	idle *sync.Cond
+	// idle, when non-nil, is closed (and reset to nil) whenever a pod's sync finishes or a
+	// pod is forgotten: Sync waits on it for a pod another goroutine is syncing, in a
+	// select with its context (a sync.Cond could not see the context). It is made only
+	// when someone waits.
+	idle chan struct{}
 	pods map[types.UID]*entry
 	// dirty holds the entries that need a sync: the sync loop walks only these, so its
 	// cost grows with the pods that changed, not with the pods cached.
@@ -65,7 +67,6 @@ func NewManager(c Client, opts Options) *Manager {
 		held:    make(map[*entry]struct{}),
 		kick:    make(chan struct{}, 1),
 	}
-	m.idle = sync.NewCond(&m.mu)
 	return m
 }
 
@@ -253,7 +254,7 @@ func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
 			m.dropLocked(e)
 		}
 	}
-	m.idle.Broadcast()
+	m.wakeWaitersLocked()
 }
 
 // ForgetPod drops everything cached for the pod with that UID, pending changes included:
@@ -264,7 +265,7 @@ func (m *Manager) ForgetPod(uid types.UID) {
 	defer m.mu.Unlock()
 	if e := m.pods[uid]; e != nil {
 		m.dropLocked(e)
-		m.idle.Broadcast()
+		m.wakeWaitersLocked()
 	}
 }
 

@@ -10,8 +10,10 @@ import (
 	"github.com/podstatus/podstatus/features"
 )
 
-// DefaultSyncPeriod is the kubelet's status sync period: how often Run retries pending
-// work even when nothing new happened.
+// DefaultSyncPeriod is the kubelet's status sync period: how often Run re-queues the pods
+// whose terminal phase is held back while containers could run. Changes are sent when
+// they are made and failed syncs are retried at their backoff deadline, not on this
+// period; see the package documentation for what repairs drift.
 const DefaultSyncPeriod = 10 * time.Second
 
 // Options configures a Manager. The zero value is valid: real clock, 10 s sync period,
@@ -21,7 +23,8 @@ type Options struct {
 	// Clock is the time source for timestamps, backoff and the sync loop. Tests pass a
 	// k8s.io/utils/clock/testing FakeClock. Default: the real clock.
 	Clock clock.WithTicker
-	// SyncPeriod is how often Run wakes up without a trigger. Default DefaultSyncPeriod.
+	// SyncPeriod is how often Run wakes up without a trigger, to re-queue held terminal
+	// phases. Default DefaultSyncPeriod.
 	SyncPeriod time.Duration
 	// Logger receives debug logs (V(3) and up for per-pod events). Default: discard.
 	Logger logr.Logger
@@ -64,8 +67,14 @@ type RetryOptions struct {
 	Max time.Duration
 	// Jitter is the maximum relative stretch; default 0.2. Negative means none.
 	Jitter float64
-	// Seed seeds the jitter's random source, so runs are reproducible.
-	Seed uint64
+	// Seed, when set, seeds the jitter's random source so that runs are reproducible
+	// (tests, simulations): any value, 0 included, is a fixed seed. When nil (the
+	// default) every Manager draws its own random seed in NewManager, so node agents that
+	// lost the API server together retry at different instants instead of all at once:
+	// the thundering herd jitter exists to prevent. It is a pointer, not a uint64 whose 0
+	// means "random", so that asking for a fixed seed is always explicit and the zero
+	// value of RetryOptions is the safe default.
+	Seed *uint64
 	// MaxConflicts is how many 409s one sync absorbs before backing off. Default 3.
 	MaxConflicts int
 }

@@ -16,8 +16,15 @@ type backoff struct {
 	rnd  *rand.Rand
 }
 
+// newBackoff returns the backoff of o, seeded with *o.Seed or, when that is nil, with a
+// seed drawn from math/rand/v2's global source (seeded by the runtime from the operating
+// system's entropy), so that two Managers built with default options do not jitter alike.
 func newBackoff(o RetryOptions) *backoff {
-	return &backoff{opts: o, rnd: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))}
+	seed := rand.Uint64()
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	return &backoff{opts: o, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
 // delay returns the wait after the attempt-th consecutive failure with error err: the

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/readiness"
@@ -47,7 +48,7 @@ func newMgrMachine(t *rapid.T) *mgrMachine {
 		terminalSeen: map[types.UID]v1.PodPhase{},
 		gate:         map[types.UID]v1.ConditionStatus{}, seen: map[types.UID][]v1.PodCondition{},
 	}
-	mm.m = NewManager(srv, Options{Clock: fc, Retry: RetryOptions{Seed: 1},
+	mm.m = NewManager(srv, Options{Clock: fc, Retry: RetryOptions{Seed: ptr.To[uint64](1)},
 		CouldHaveRunningContainers: func(*v1.Pod) bool { return mm.running }})
 	for _, n := range mm.names {
 		if _, err := srv.Create(mgrMachinePod(n)); err != nil {

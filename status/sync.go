@@ -1,15 +1,21 @@
 package status
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // Run syncs pending changes until ctx is done, then returns ctx.Err(): it stops only
@@ -84,10 +90,18 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 	var mu sync.Mutex
 	m.each(jobs, func(e *entry) {
 		m.mu.Lock()
+		if e.gone {
+			// Forgotten (ForgetPod, RemoveOrphanedStatuses, or dropped by another
+			// worker's 404) since it was claimed: nothing may be sent for it.
+			e.inflight = false
+			m.wakeWaitersLocked()
+			m.mu.Unlock()
+			return
+		}
 		snap := e.snapshot() // taken late, so changes made while queued go out too
 		m.mu.Unlock()
 		held, err := m.syncEntry(ctx, e, snap)
-		if retryAt := m.finish(e, snap, held, err); !retryAt.IsZero() {
+		if retryAt := m.finish(e, snap, held, err, false); !retryAt.IsZero() {
 			mu.Lock()
 			if next.IsZero() || retryAt.Before(next) {
 				next = retryAt
@@ -100,9 +114,10 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 
 // Sync sends every change pending when it is called, now, ignoring backoff, and returns
 // once each affected pod is up to date on the server or has failed. A pod another
-// goroutine is syncing is waited for (so do not call Sync from an Observer). The error
-// joins one error per failed pod (naming it, wrapping the API error); failed pods stay
-// queued and Run retries them with backoff.
+// goroutine is syncing is waited for, until ctx is done (so do not call Sync from an
+// Observer). Pods are sent in namespace/name order. The error joins one error per failed
+// pod (naming it, wrapping the API error or ctx's); failed pods stay queued and Run
+// retries them at their backoff deadline.
 //
 // A Sync with nothing pending costs the same however many pods are cached.
 func (m *Manager) Sync(ctx context.Context) error {
@@ -117,6 +132,12 @@ func (m *Manager) Sync(ctx context.Context) error {
 	if len(targets) == 0 {
 		return nil
 	}
+	// In a fixed order (not the map's), so that a run with one worker sends the same
+	// requests in the same order every time: the server's resourceVersions, which a
+	// conditional patch carries, then repeat too.
+	slices.SortFunc(targets, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name), cmp.Compare(a.uid, b.uid))
+	})
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -142,7 +163,17 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	}
 	m.mu.Lock()
 	for e.inflight && !e.gone {
-		m.idle.Wait()
+		if m.idle == nil {
+			m.idle = make(chan struct{})
+		}
+		idle := m.idle
+		m.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s/%s (uid %s): waiting for a sync in flight: %w", e.namespace, e.name, e.uid, ctx.Err())
+		}
+		m.mu.Lock()
 	}
 	if e.gone || !e.pending() {
 		m.mu.Unlock()
@@ -152,11 +183,19 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	snap := e.snapshot()
 	m.mu.Unlock()
 	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(e, snap, held, err)
+	m.finish(e, snap, held, err, true)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
 	return nil
+}
+
+// wakeWaitersLocked wakes every Sync waiting for a sync in flight elsewhere.
+func (m *Manager) wakeWaitersLocked() {
+	if m.idle != nil {
+		close(m.idle)
+		m.idle = nil
+	}
 }
 
 // requeueHeldLocked queues again every pod whose terminal phase is held back, to find
@@ -201,8 +240,11 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale and the pod backs off. It returns when the pod is due again after a
-// failure (zero otherwise).
-func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Time {
+// failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
+// then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
+// next tick (Run arms its retry timer from what syncDue returns, and this sync was not
+// one of its own).
+func (m *Manager) finish(e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
 	var (
 		retryAt  time.Time
 		delay    time.Duration
@@ -244,9 +286,12 @@ func (m *Manager) finish(e *entry, snap snapshot, held bool, err error) time.Tim
 			delay = m.backoff.delay(e.attempts, err)
 			retryAt = m.clock.Now().Add(delay)
 			e.notBefore = retryAt
+			if fromSync {
+				m.kickLoop()
+			}
 		}
 	}
-	m.idle.Broadcast()
+	m.wakeWaitersLocked()
 	m.mu.Unlock()
 	switch {
 	case err != nil:
@@ -305,6 +350,16 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
 			return held, nil
 		}
+		if base.ResourceVersion != "" && readyLost(&base.Status, &merged) {
+			// Ready leaves True: a new lastTransitionTime, for the one transition another
+			// controller also makes (the node lifecycle controller's MarkPodsNotReady,
+			// pkg/controller/util/node/controller_utils.go). If it made it while this PATCH
+			// was computed or on the wire, an unconditional patch would replace its
+			// lastTransitionTime with ours with no change of Status (kubernetes#119514 by a
+			// race). Conditional on the base's resourceVersion, the patch gets a 409; the
+			// Manager refetches and the merge keeps the other writer's time.
+			patch = withResourceVersion(patch, base.ResourceVersion)
+		}
 		start := m.clock.Now()
 		got, err := m.patch(ctx, e, patch)
 		m.opts.Observer.OnPatch(ref, len(patch), m.clock.Since(start), err)
@@ -339,6 +394,32 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		return held, fmt.Errorf("patch status: %w", err)
 	}
+}
+
+// readyLost reports whether next takes Ready from True, in base, to another Status.
+func readyLost(base, next *v1.PodStatus) bool {
+	o, c := conditions.Get(base.Conditions, v1.PodReady), conditions.Get(next.Conditions, v1.PodReady)
+	return o != nil && c != nil && o.Status == v1.ConditionTrue && c.Status != v1.ConditionTrue
+}
+
+// withResourceVersion adds a metadata.resourceVersion precondition to a patch PatchBytes
+// made ({"metadata":{"uid":...},...}); the API server then answers 409 Conflict if the
+// pod changed since rv. A patch without metadata (no UID) is returned as it is.
+func withResourceVersion(patch []byte, rv string) []byte {
+	const prefix = `{"metadata":{`
+	if !bytes.HasPrefix(patch, []byte(prefix)) {
+		return patch
+	}
+	q, err := json.Marshal(rv)
+	if err != nil {
+		return patch
+	}
+	out := make([]byte, 0, len(patch)+len(q)+len(`"resourceVersion":,`))
+	out = append(out, prefix...)
+	out = append(out, `"resourceVersion":`...)
+	out = append(out, q...)
+	out = append(out, ',')
+	return append(out, patch[len(prefix):]...)
 }
 
 // get and patch are the two requests, bounded by Options.RequestTimeout.

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/status/statustest"
 )
@@ -264,7 +266,7 @@ func TestRetryBackoffHonoursRetryAfter(t *testing.T) {
 }
 
 func TestBackoffIsCappedAndJittered(t *testing.T) {
-	b := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
+	b := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: ptr.To[uint64](7)})
 	for attempt := 1; attempt <= 10; attempt++ {
 		d := b.delay(attempt, statustest.InternalError())
 		lo := min(time.Second<<(attempt-1), 8*time.Second)
@@ -273,8 +275,8 @@ func TestBackoffIsCappedAndJittered(t *testing.T) {
 		}
 	}
 	// Deterministic for a seed.
-	b1 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
-	b2 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: 7})
+	b1 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: ptr.To[uint64](7)})
+	b2 := newBackoff(RetryOptions{Base: time.Second, Max: 8 * time.Second, Jitter: 0.5, Seed: ptr.To[uint64](7)})
 	for i := 1; i < 5; i++ {
 		if b1.delay(i, nil) != b2.delay(i, nil) {
 			t.Fatal("same seed, different delays")
@@ -691,26 +693,28 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 	mgrWant(t, srv, "get=0 patch=2") // the held-back sync had nothing else to send
 
 	// The same through Run: the periodic tick retries the held pod.
-	srv2 := statustest.NewServer()
-	running.Store(true)
-	ev2 := newMgrEvents()
-	m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2})
-	m2.ObservePod(mgrCreate(t, srv2, mgrPod()))
-	if err := m2.TerminatePod(mgrPod()); err != nil {
-		t.Fatal(err)
-	}
-	mgrRun(t, m2)
-	mgrAwait(t, ev2.synced, "held sync")
-	if got := mgrServerPod(t, srv2).Status.Phase; got == v1.PodFailed {
-		t.Fatal("terminal phase sent while containers could run")
-	}
-	running.Store(false)
-	mgrWaitForWaiters(fc2, 1)
-	fc2.Step(DefaultSyncPeriod)
-	mgrAwait(t, ev2.synced, "sync after the tick")
-	if got := mgrServerPod(t, srv2).Status.Phase; got != v1.PodFailed {
-		t.Fatalf("phase %s after the tick", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv2 := statustest.NewServer()
+		running.Store(true)
+		ev2 := newMgrEvents()
+		m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2})
+		m2.ObservePod(mgrCreate(t, srv2, mgrPod()))
+		if err := m2.TerminatePod(mgrPod()); err != nil {
+			t.Fatal(err)
+		}
+		mgrRun(t, m2)
+		mgrAwait(t, ev2.synced, "held sync")
+		if got := mgrServerPod(t, srv2).Status.Phase; got == v1.PodFailed {
+			t.Fatal("terminal phase sent while containers could run")
+		}
+		running.Store(false)
+		mgrWaitForWaiters(t, fc2, 1)
+		fc2.Step(DefaultSyncPeriod)
+		mgrAwait(t, ev2.synced, "sync after the tick")
+		if got := mgrServerPod(t, srv2).Status.Phase; got != v1.PodFailed {
+			t.Fatalf("phase %s after the tick", got)
+		}
+	})
 }
 
 // mgrNilClient answers every request with no pod and no error, as a broken client might.
@@ -783,4 +787,63 @@ func TestCallerReadyKeptWhileGatesUnchanged(t *testing.T) {
 		t.Fatalf("Ready on the server = %+v, want the caller's False/ProviderNotReady", c)
 	}
 	mgrWant(t, srv, "get=0 patch=1")
+}
+
+// TestDefaultSeedsDiffer: Managers built with default options draw their own jitter, so
+// node agents that lost the API server together do not retry at the same instants; a
+// fixed Seed (0 included) still gives the same delays every time.
+func TestDefaultSeedsDiffer(t *testing.T) {
+	const managers = 10
+	seen := map[time.Duration]bool{}
+	for range managers {
+		seen[NewManager(nil, Options{}).backoff.delay(1, nil)] = true
+	}
+	// The first delay is uniform in [500ms, 600ms) at float64 resolution: equal draws
+	// from independent seeds are practically impossible.
+	if len(seen) != managers {
+		t.Fatalf("%d Managers with default options drew %d distinct first delays: %v", managers, len(seen), seen)
+	}
+	a := NewManager(nil, Options{Retry: RetryOptions{Seed: ptr.To[uint64](0)}}).backoff
+	b := NewManager(nil, Options{Retry: RetryOptions{Seed: ptr.To[uint64](0)}}).backoff
+	for i := 1; i < 5; i++ {
+		if da, db := a.delay(i, nil), b.delay(i, nil); da != db {
+			t.Fatalf("Seed 0, attempt %d: %v and %v", i, da, db)
+		}
+	}
+}
+
+// TestTransitionOnStaleBaseIsConditional: another writer moves Ready to False (the node
+// lifecycle controller's MarkPodsNotReady) after the Manager took its base, and the
+// Manager, not told, moves Ready to False too. Its PATCH carries a new lastTransitionTime,
+// so it is conditional on the base's resourceVersion: the 409 refetches, and the server
+// keeps the other writer's time instead of seeing lastTransitionTime change with no
+// change of Status.
+func TestTransitionOnStaleBaseIsConditional(t *testing.T) {
+	srv := statustest.NewServer()
+	ev := newMgrEvents()
+	m, fc := mgrWithServer(t, srv, Options{Observer: ev})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	fc.Step(time.Minute)
+	other := metav1.NewTime(fc.Now())
+	if _, err := srv.SetCondition("new", "foo", v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: other}); err != nil {
+		t.Fatal(err)
+	}
+	fc.Step(time.Minute)
+	s.Conditions[0].Status = v1.ConditionFalse
+	mgrSet(t, m, mgrPod(), s) // a new lastTransitionTime in the cache: now
+	srv.ResetRequests()
+	mgrSync(t, m)
+	got := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady)
+	if got.Status != v1.ConditionFalse || !got.LastTransitionTime.Equal(&other) {
+		t.Fatalf("server Ready %s at %v, want False at the other writer's %v", got.Status, got.LastTransitionTime.UTC(), other.UTC())
+	}
+	if len(ev.conflicts) != 1 {
+		t.Errorf("%d conflicts, want the one that refetched", len(ev.conflicts))
+	}
+	if p := string(srv.Patches()[0].Patch); !strings.Contains(p, `"resourceVersion":`) {
+		t.Errorf("transition patch without a resourceVersion precondition: %s", p)
+	}
 }

@@ -131,7 +131,8 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		Workers:                    r.StatusWorkers,
 		RequestTimeout:             30 * time.Second,
 		CouldHaveRunningContainers: a.couldHaveRunningContainers,
-		Retry:                      status.RetryOptions{Seed: r.Seed},
+		// Retry jitter keeps the Manager's random seed even when the simulation is
+		// seeded: several agents started with one --seed must not retry in lockstep.
 	})
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))

@@ -123,7 +123,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	clk := clocktesting.NewFakeClock(cfg.Start)
 	client := &counting{Client: cluster}
 	sk := &skips{}
-	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: cfg.Seed}})
+	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed}})
 
 	kinds := Kinds()
 	pods := make([]*simPod, cfg.Pods)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
@@ -82,7 +83,7 @@ func newEnv(t *testing.T, prefix string, start time.Time) *env {
 // newManager returns a Manager on the env's client and fake clock (a second one plays a
 // restarted kubelet).
 func (e *env) newManager() *status.Manager {
-	return status.NewManager(e.client, status.Options{Clock: e.clock, Retry: status.RetryOptions{Seed: 1}})
+	return status.NewManager(e.client, status.Options{Clock: e.clock, Retry: status.RetryOptions{Seed: ptr.To[uint64](1)}})
 }
 
 // at sets the fake clock.
@@ -325,7 +326,7 @@ func rvOf(t testing.TB, rv string) uint64 {
 
 // requestTotals are request counts.
 type requestTotals struct {
-	gets, patches, rejected, uidMismatches int
+	gets, patches, rejected, uidMismatches, rvConflicts int
 }
 
 // totals are the counts over every test of the binary.
@@ -338,18 +339,21 @@ var totals struct {
 // counts GETs, PATCHes and rejections. A rejection is any error from the server (4xx,
 // 5xx or no answer) except the deliberate one: a 422 Invalid on a PATCH whose
 // metadata.uid is not the UID of the pod now stored under that name (the UID
-// precondition protecting a re-created pod), which is counted apart.
+// precondition protecting a re-created pod), and a 409 Conflict on a PATCH that carries
+// metadata.resourceVersion (the Manager makes a patch that takes Ready from True to
+// False conditional on the copy it was computed against, and refetches on 409), which
+// are counted apart.
 type countingClient struct {
 	inner status.Client
 	// check reads the stored pod to classify a 422; its requests are not counted.
 	check kubernetes.Interface
 
-	mu                           sync.Mutex
-	gets, patches, uidMismatches int
-	rejections                   []string
-	patchBodies                  [][]byte
-	responses                    []*v1.Pod
-	onPatch                      func(patch []byte, resp *v1.Pod)
+	mu                                        sync.Mutex
+	gets, patches, uidMismatches, rvConflicts int
+	rejections                                []string
+	patchBodies                               [][]byte
+	responses                                 []*v1.Pod
+	onPatch                                   func(patch []byte, resp *v1.Pod)
 }
 
 func newCountingClient(inner status.Client, check kubernetes.Interface) *countingClient {
@@ -375,6 +379,7 @@ func (c *countingClient) GetPod(ctx context.Context, namespace, name string) (*v
 func (c *countingClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	p, err := c.inner.PatchPodStatus(ctx, namespace, name, patch)
 	deliberate := err != nil && c.uidMismatch(ctx, namespace, name, patch, err)
+	conflict := err != nil && apierrors.IsConflict(err) && hasResourceVersion(patch)
 	c.mu.Lock()
 	c.patches++
 	c.patchBodies = append(c.patchBodies, patch)
@@ -382,17 +387,30 @@ func (c *countingClient) PatchPodStatus(ctx context.Context, namespace, name str
 	switch {
 	case deliberate:
 		c.uidMismatches++
+	case conflict:
+		c.rvConflicts++
 	case err != nil:
 		c.rejections = append(c.rejections, fmt.Sprintf("PATCH %s/%s %s: %v", namespace, name, patch, err))
 	default:
 		c.responses = append(c.responses, p)
 	}
 	c.mu.Unlock()
-	addTotals(requestTotals{patches: 1, rejected: b2i(err != nil && !deliberate), uidMismatches: b2i(deliberate)})
+	addTotals(requestTotals{patches: 1, rejected: b2i(err != nil && !deliberate && !conflict), uidMismatches: b2i(deliberate), rvConflicts: b2i(conflict)})
 	if err == nil && hook != nil {
 		hook(patch, p)
 	}
 	return p, err
+}
+
+// hasResourceVersion reports whether a patch carries a metadata.resourceVersion
+// precondition.
+func hasResourceVersion(patch []byte) bool {
+	var body struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(patch, &body) == nil && body.Metadata.ResourceVersion != ""
 }
 
 // uidMismatch reports whether err is the 422 of the metadata.uid precondition: the
@@ -445,6 +463,9 @@ func (c *countingClient) verify(t *testing.T) {
 	if c.uidMismatches > 0 {
 		line += fmt.Sprintf("; %d deliberate UID-precondition 422", c.uidMismatches)
 	}
+	if c.rvConflicts > 0 {
+		line += fmt.Sprintf("; %d resourceVersion-precondition 409", c.rvConflicts)
+	}
 	line += ")"
 	t.Log(line)
 	fmt.Printf("%s [%s]\n", line, t.Name())
@@ -456,6 +477,7 @@ func addTotals(d requestTotals) {
 	totals.patches += d.patches
 	totals.rejected += d.rejected
 	totals.uidMismatches += d.uidMismatches
+	totals.rvConflicts += d.rvConflicts
 	totals.Unlock()
 }
 

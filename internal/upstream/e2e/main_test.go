@@ -55,8 +55,8 @@ func TestMain(m *testing.M) {
 		totals.Lock()
 		tot := totals.requestTotals
 		totals.Unlock()
-		fmt.Printf("e2e: %d requests, %d rejected (%d GET, %d PATCH; %d deliberate UID-precondition 422s not counted as rejected)\n",
-			tot.gets+tot.patches, tot.rejected, tot.gets, tot.patches, tot.uidMismatches)
+		fmt.Printf("e2e: %d requests, %d rejected (%d GET, %d PATCH; %d deliberate UID-precondition 422s and %d resourceVersion-precondition 409s not counted as rejected)\n",
+			tot.gets+tot.patches, tot.rejected, tot.gets, tot.patches, tot.uidMismatches, tot.rvConflicts)
 		if tot.rejected > 0 {
 			fmt.Printf("e2e: FAIL: %d requests were rejected by the API server\n", tot.rejected)
 			if code == 0 {
