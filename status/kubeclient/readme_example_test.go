@@ -19,10 +19,11 @@ import (
 func runAgent(ctx context.Context, restConfig *rest.Config, logger logr.Logger, informer cache.SharedIndexInformer, pod *v1.Pod, newStatus v1.PodStatus) {
 	cs := kubernetes.NewForConfigOrDie(restConfig)
 	m := status.NewManager(kubeclient.New(cs), status.Options{Logger: logger})
-	go m.Run(ctx) // syncs on every change, retries with backoff, resyncs every 10 s; returns ctx.Err()
+	go m.Run(ctx) // sends each change at once; retries a failure at its backoff deadline; returns ctx.Err()
 
-	// From your pod informer: the server's copy is the merge base (no GET before a PATCH) and a
-	// changed readiness-gate condition re-evaluates Ready at once.
+	// From your pod informer: the server's copy is the merge base (no GET before a PATCH), a
+	// changed readiness-gate condition re-evaluates Ready at once, and a kubelet-owned field
+	// another writer changed (say, Ready set False by the node lifecycle controller) is put back.
 	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { m.ObservePod(o.(*v1.Pod)) },
 		UpdateFunc: func(_, o any) { m.ObservePod(o.(*v1.Pod)) },

@@ -14,13 +14,13 @@ import (
 // Run the agent in your own process: 10 nodes of its own plus every node KWOK would have
 // managed, until SIGINT or SIGTERM.
 func ExampleRun() {
-	rc, err := clientcmd.BuildConfigFromFlags("", "/path/to/kubeconfig")
-	if err != nil {
-		panic(err)
+	rc, kerr := clientcmd.BuildConfigFromFlags("", "/path/to/kubeconfig")
+	if kerr != nil {
+		panic(kerr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err = agent.Run(ctx, agent.Config{
+	err := agent.Run(ctx, agent.Config{
 		RestConfig:                        rc,
 		Nodes:                             10,
 		ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake",
