@@ -211,6 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	defer os.Remove(tmp) // only if empty: agent logs and binaries stay for inspection
 	r := &runner{cfg: cfg, cs: cs, counter: counter, tmp: tmp}
 	r.logf("API server %s reachable; agents %v, %d run(s) each, %d pods on %d node(s), %d clients; agent logs in %s",
 		rc.Host, cfg.Agents, cfg.Runs, cfg.Pods, cfg.Nodes, cfg.Clients, tmp)

@@ -49,7 +49,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("apiserver: unexpected arguments %q", fs.Args())
 	}
-	// The upstream test harnesses consult the testing package's flags (testing.Verbose).
+	// Register and parse the testing package's flags, as a test binary would, in case
+	// the upstream test harnesses consult them (testing.Verbose panics before that).
 	testing.Init()
 	if err := flag.CommandLine.Parse(nil); err != nil {
 		return err
