@@ -125,7 +125,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		observer = multiObserver{&a.counts, prom}
 	}
-	a.status = status.NewManager(kubeclient.New(a.cs), status.Options{
+	a.status = status.NewManager(leanClient{kubeclient.New(a.cs)}, status.Options{
 		Logger:                     a.log.WithName("status"),
 		Observer:                   observer,
 		Workers:                    r.StatusWorkers,
@@ -294,6 +294,29 @@ func stripManagedFields(o any) (any, error) {
 		acc.SetManagedFields(nil)
 	}
 	return o, nil
+}
+
+// leanClient is the status.Client the Manager uses: the pods it returns (PATCH responses
+// and GETs, which the Manager keeps as the base of its next patch, one per pod) lose their
+// managedFields, as informer objects do. Patches are computed from the base's status,
+// generation and resourceVersion only, so they are unchanged; a pod's memory roughly
+// halves (its managedFields are most of its metadata).
+type leanClient struct{ status.Client }
+
+func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	p, err := c.Client.GetPod(ctx, namespace, name)
+	if p != nil {
+		p.ManagedFields = nil
+	}
+	return p, err
+}
+
+func (c leanClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
+	if p != nil {
+		p.ManagedFields = nil
+	}
+	return p, err
 }
 
 // multiObserver fans status.Observer events out.
