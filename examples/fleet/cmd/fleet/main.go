@@ -46,6 +46,7 @@ func run() error {
 		contentType = flag.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
 		metricsAddr = flag.String("metrics-addr", "", "Serve Prometheus metrics at this address (for example :8080); empty: off")
 		leaseSecs   = flag.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
+		userAgent   = flag.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
 		cpuProfile  = flag.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = flag.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
 	)
@@ -85,6 +86,9 @@ func run() error {
 		return err
 	}
 	rc.ContentType = *contentType
+	if *userAgent != "" {
+		rc.UserAgent = *userAgent
+	}
 	rc.AcceptContentTypes = *contentType + ",application/json"
 	if *contentType == "application/json" {
 		rc.AcceptContentTypes = "application/json"
