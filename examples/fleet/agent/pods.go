@@ -103,6 +103,7 @@ func (a *agent) onPodDelete(obj any) {
 		a.counts.setPhase(e.phase, "")
 		e.mu.Unlock()
 	}
+	a.responses.take(pod.UID, "")
 	a.status.ForgetPod(pod.UID)
 }
 

@@ -12,8 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -43,6 +46,9 @@ func run() error {
 		contentType = flag.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
 		metricsAddr = flag.String("metrics-addr", "", "Serve Prometheus metrics at this address (for example :8080); empty: off")
 		leaseSecs   = flag.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
+		userAgent   = flag.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
+		cpuProfile  = flag.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
+		memProfile  = flag.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
 	)
 	flag.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
 	flag.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", agent.DefaultNodeNamePrefix, "Name prefix of the created nodes")
@@ -80,11 +86,33 @@ func run() error {
 		return err
 	}
 	rc.ContentType = *contentType
+	if *userAgent != "" {
+		rc.UserAgent = *userAgent
+	}
 	rc.AcceptContentTypes = *contentType + ",application/json"
 	if *contentType == "application/json" {
 		rc.AcceptContentTypes = "application/json"
 	}
 	cfg.RestConfig = rc
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer func() {
+			if err := writeHeapProfile(*memProfile); err != nil {
+				logger.Error(err, "Heap profile not written", "file", *memProfile)
+			}
+		}()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -93,7 +121,15 @@ func run() error {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		cfg.Registerer = reg
-		srv := &http.Server{Addr: *metricsAddr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		// /metrics, and Go's profiles under /debug/pprof/ (go tool pprof http://ADDR/debug/pprof/heap).
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/debug/pprof/", httppprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+		srv := &http.Server{Addr: *metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Error(err, "Metrics server stopped", "addr", *metricsAddr)
@@ -127,4 +163,18 @@ func restConfig(kubeconfig, master string) (*rest.Config, error) {
 		return nil, fmt.Errorf("no --kubeconfig, not in a cluster, and $KUBECONFIG: %w", err)
 	}
 	return c, nil
+}
+
+// writeHeapProfile writes the live heap, after a GC, to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
