@@ -371,7 +371,13 @@ func (a *agent) transformPod(o any) (any, error) {
 	if mine := a.responses.take(p.UID, p.ResourceVersion); mine != nil {
 		return mine, nil
 	}
-	p.ManagedFields = nil
+	if p.ManagedFields != nil {
+		// A shallow copy, not a write to the event's object: a client (client-go's fake
+		// clientset, for one) may share it with others.
+		c := *p
+		c.ManagedFields = nil
+		p = &c
+	}
 	return p, nil
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+
+	"github.com/podstatus/podstatus/podsim"
 )
 
 // startFake runs the agent against a fake clientset and returns a stop function that
@@ -184,13 +187,44 @@ func TestConfigValidation(t *testing.T) {
 func TestPodCIDRsAndNodeIPsAreDistinct(t *testing.T) {
 	cidrs, ips := map[string]bool{}, map[string]bool{}
 	for i := range 5000 {
-		cidrs[podCIDR(i)] = true
+		cidrs[podCIDR(i, 24)] = true
 		ips[nodeIP(i)] = true
 	}
 	if len(cidrs) != 5000 || len(ips) != 5000 {
 		t.Fatalf("distinct CIDRs %d, IPs %d, want 5000 each", len(cidrs), len(ips))
 	}
-	if podCIDR(0) != "10.1.0.0/24" || podCIDR(257) != "10.2.1.0/24" || nodeIP(0) != "172.16.0.2" || nodeIP(254) != "172.16.1.0" {
-		t.Fatalf("podCIDR(0)=%s podCIDR(257)=%s nodeIP(0)=%s nodeIP(254)=%s", podCIDR(0), podCIDR(257), nodeIP(0), nodeIP(254))
+	if podCIDR(0, 24) != "10.1.0.0/24" || podCIDR(257, 24) != "10.2.1.0/24" || nodeIP(0) != "172.16.0.2" || nodeIP(254) != "172.16.1.0" {
+		t.Fatalf("podCIDR(0)=%s podCIDR(257)=%s nodeIP(0)=%s nodeIP(254)=%s", podCIDR(0, 24), podCIDR(257, 24), nodeIP(0), nodeIP(254))
+	}
+}
+
+func TestPodCIDRHoldsMaxPods(t *testing.T) {
+	for _, tc := range []struct {
+		maxPods int
+		bits    int
+		cidr1   string
+	}{
+		{110, 24, "10.1.1.0/24"},
+		{253, 24, "10.1.1.0/24"},
+		{254, 23, "10.1.2.0/23"},
+		{10000, 18, "10.1.64.0/18"},
+		{65533, 16, "10.2.0.0/16"},
+		{maxMaxPods, 12, "10.17.0.0/12"},
+	} {
+		bits := podCIDRBits(tc.maxPods)
+		if bits != tc.bits || podCIDR(1, bits) != tc.cidr1 {
+			t.Errorf("maxPods %d: /%d, node 1 %s; want /%d, %s", tc.maxPods, bits, podCIDR(1, bits), tc.bits, tc.cidr1)
+		}
+		ipam, err := podsim.NewIPAM(podCIDR(3, bits))
+		if err != nil {
+			t.Fatalf("maxPods %d: %v", tc.maxPods, err)
+		}
+		if tc.maxPods <= 70000 {
+			for i := range tc.maxPods {
+				if _, err := ipam.Allocate(fmt.Sprint(i)); err != nil {
+					t.Fatalf("maxPods %d: pod %d: %v", tc.maxPods, i, err)
+				}
+			}
+		}
 	}
 }

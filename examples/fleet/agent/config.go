@@ -19,6 +19,8 @@ import (
 const (
 	// DefaultNodeNamePrefix names the nodes the agent creates: fleet-node-0, fleet-node-1, ...
 	DefaultNodeNamePrefix = "fleet-node-"
+	// DefaultMaxPods is the kubelet's --max-pods.
+	DefaultMaxPods = 110
 	// DefaultNodeLeaseDurationSeconds is the kubelet's --node-lease-duration-seconds.
 	DefaultNodeLeaseDurationSeconds = 40
 	// DefaultNodeStatusUpdateFrequency is the kubelet's nodeStatusUpdateFrequency: how
@@ -70,6 +72,11 @@ type Config struct {
 	// NodeIP is the InternalIP of every node the agent creates, and of adopted nodes
 	// without an InternalIP address. Default: a distinct address per node in 172.16.0.0/12.
 	NodeIP string
+	// MaxPods is the pod capacity of the nodes the agent creates, as the kubelet's
+	// --max-pods; it also sizes their pod CIDR (a /24 up to 253 pods, larger beyond), and
+	// the CIDR synthesised for an adopted node that has none. Default 110, the kubelet's.
+	// Raise it to pack more pods on a node (KWOK's nodes have room for a million).
+	MaxPods int
 	// NodeLeaseDurationSeconds is each node Lease's leaseDurationSeconds; the Lease is
 	// renewed every quarter of it, as the kubelet does. Default 40.
 	NodeLeaseDurationSeconds int32
@@ -126,6 +133,12 @@ func (c Config) resolve() (resolved, error) {
 	}
 	if r.NodeNamePrefix == "" {
 		r.NodeNamePrefix = DefaultNodeNamePrefix
+	}
+	if c.MaxPods < 0 || c.MaxPods > maxMaxPods {
+		return r, fmt.Errorf("agent: Config.MaxPods is %d, want 1 to %d", c.MaxPods, maxMaxPods)
+	}
+	if r.MaxPods == 0 {
+		r.MaxPods = DefaultMaxPods
 	}
 	if r.NodeLeaseDurationSeconds <= 0 {
 		r.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds

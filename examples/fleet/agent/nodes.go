@@ -69,9 +69,28 @@ func (s *nodeSet) len() int {
 	return len(s.nodes)
 }
 
-// podCIDR is the i-th node's pod CIDR, 10.<1+i/256>.<i%256>.0/24: distinct for 60,000
-// nodes.
-func podCIDR(i int) string { return fmt.Sprintf("10.%d.%d.0/24", 1+i/256, i%256) }
+// maxMaxPods is the largest Config.MaxPods: a /12 per node.
+const maxMaxPods = 1<<20 - 3
+
+// podCIDRBits is the prefix length of a pod CIDR with room for maxPods pods: a /24 (as
+// the controller manager's default node CIDR mask) or larger.
+func podCIDRBits(maxPods int) int {
+	bits := 24
+	for bits > 12 && 1<<(32-bits)-3 < maxPods { // podsim keeps the network, gateway and broadcast addresses
+		bits--
+	}
+	return bits
+}
+
+// podCIDR is the i-th node's pod CIDR with the given prefix length: the i-th block of that
+// size from 10.1.0.0 (for a /24, 10.<1+i/256>.<i%256>.0/24), distinct for as many nodes as
+// fit below 11.0.0.0 (65,280 /24s, 255 /16s) and wrapping around after that.
+func podCIDR(i, bits int) string {
+	const base, end = 10<<24 | 1<<16, 11 << 24
+	size := uint32(1) << (32 - bits)
+	v := base + uint32(i)%((end-base)/size)*size
+	return fmt.Sprintf("%d.%d.%d.%d/%d", byte(v>>24), byte(v>>16), byte(v>>8), byte(v), bits)
+}
 
 // nodeIP is the i-th node's InternalIP: 172.16.0.2 + i.
 func nodeIP(i int) string {
@@ -87,7 +106,7 @@ func (a *agent) newNode(i int, name string) *v1.Node {
 	if ip == "" {
 		ip = nodeIP(i)
 	}
-	cidr := podCIDR(i)
+	cidr := podCIDR(i, podCIDRBits(a.cfg.MaxPods))
 	n := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -101,16 +120,16 @@ func (a *agent) newNode(i int, name string) *v1.Node {
 		},
 		Spec: v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
 	}
-	n.Status = nodeStatus(name, ip, metav1.Time{})
+	n.Status = nodeStatus(name, ip, a.cfg.MaxPods, metav1.Time{})
 	return n
 }
 
 // nodeStatus is the full status of a node the agent created.
-func nodeStatus(name, ip string, now metav1.Time) v1.NodeStatus {
+func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
 	res := v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("32"),
 		v1.ResourceMemory:           resource.MustParse("256Gi"),
-		v1.ResourcePods:             resource.MustParse("110"),
+		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 		v1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
 	}
 	return v1.NodeStatus{
@@ -195,7 +214,7 @@ func (a *agent) addNode(n *v1.Node, index int, created bool) {
 	}
 	cidr := n.Spec.PodCIDR
 	if cidr == "" {
-		cidr = podCIDR(index)
+		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
 	}
 	var ips []string
 	for _, addr := range n.Status.Addresses {
@@ -213,7 +232,7 @@ func (a *agent) addNode(n *v1.Node, index int, created bool) {
 	ipam, err := podsim.NewIPAM(cidr)
 	if err != nil {
 		a.log.Error(err, "Node has an unusable pod CIDR; using a synthesised one", "node", n.Name, "podCIDR", cidr)
-		cidr = podCIDR(index)
+		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
 		ipam, _ = podsim.NewIPAM(cidr)
 	}
 	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
@@ -303,7 +322,7 @@ func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
 	}
 	var body any
 	if n.created {
-		st := nodeStatus(n.name, n.sim.HostIPs[0], hb)
+		st := nodeStatus(n.name, n.sim.HostIPs[0], a.cfg.MaxPods, hb)
 		st.Conditions = nodeConditions(hb, n.readySince)
 		body = map[string]any{"status": st}
 	} else {

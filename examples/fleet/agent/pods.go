@@ -21,6 +21,11 @@ import (
 // sim.podstatus.io/ annotations is invalid (the profile's value is used instead).
 const ReasonInvalidSimAnnotation = "InvalidSimAnnotation"
 
+// ReasonSimulationError is the reason of the Warning Event a pod gets when the simulated
+// runtime cannot do what the pod needs, for example when the node's pod CIDR has no
+// address left (raise Config.MaxPods, or give the node a larger spec.podCIDR).
+const ReasonSimulationError = "SimulationError"
+
 // podEntry is the agent's state of one pod: the newest informer copy and its simulated
 // runtime. Workers serialise on mu (the work queue already never hands one pod to two
 // workers at once; mu guards against the informer's handlers).
@@ -149,8 +154,12 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 		for _, err := range errs {
 			var ae *podsim.AnnotationError
 			if !errors.As(err, &ae) {
-				// Not the pod's fault (an adopted pod IP already taken, say): log it.
-				a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
+				// Not the pod author's doing: no pod IP left in the node's CIDR (the pod
+				// stays Pending, as behind a kubelet whose CNI has no address left), or
+				// an adopted pod's IP already taken. Say so on the pod, as the kubelet's
+				// FailedCreatePodSandBox event does, and in the log.
+				a.log.Error(err, "Simulated runtime", "pod", klogRef(pod))
+				a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
 				continue
 			}
 			a.counts.invalidAnnotations.Add(1)

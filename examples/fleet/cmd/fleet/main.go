@@ -56,6 +56,7 @@ func run() error {
 	flag.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
 	flag.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
 	flag.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
+	flag.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods); also sizes their pod CIDR")
 	flag.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP of the created nodes; default: a distinct address per node")
 	flag.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "Seed of the simulated timings")
