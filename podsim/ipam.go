@@ -1,10 +1,16 @@
 package podsim
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
 )
+
+// ErrPodCIDRExhausted is the error (wrapped) of an allocation from a pod CIDR whose every
+// address is in use: the pod gets no sandbox and stays Pending, as behind a kubelet whose
+// network plugin has no address left.
+var ErrPodCIDRExhausted = errors.New("no address left")
 
 // IPAM hands out pod IPs from a node's pod CIDR, as a CNI host-local IPAM plugin does:
 // one per node, shared by its pods, safe for concurrent use. It skips the network address,
@@ -74,7 +80,7 @@ func (a *IPAM) Allocate(key string) (string, error) {
 		}
 		ip = a.advance(ip)
 		if ip == a.cursor {
-			return "", fmt.Errorf("podsim: allocating an IP for %s: pod CIDR %s is exhausted", key, a.prefix)
+			return "", fmt.Errorf("podsim: allocating an IP for %s: pod CIDR %s: %w", key, a.prefix, ErrPodCIDRExhausted)
 		}
 	}
 	a.byKey[key], a.inUse[ip] = ip, key

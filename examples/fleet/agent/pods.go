@@ -22,8 +22,8 @@ import (
 const ReasonInvalidSimAnnotation = "InvalidSimAnnotation"
 
 // ReasonSimulationError is the reason of the Warning Event a pod gets when the simulated
-// runtime cannot do what the pod needs, for example when the node's pod CIDR has no
-// address left (raise Config.MaxPods, or give the node a larger spec.podCIDR).
+// runtime cannot start it: the node's pod CIDR has no address left (raise Config.MaxPods,
+// or give the node a larger spec.podCIDR).
 const ReasonSimulationError = "SimulationError"
 
 // podEntry is the agent's state of one pod: the newest informer copy and its simulated
@@ -154,12 +154,17 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 		for _, err := range errs {
 			var ae *podsim.AnnotationError
 			if !errors.As(err, &ae) {
-				// Not the pod author's doing: no pod IP left in the node's CIDR (the pod
-				// stays Pending, as behind a kubelet whose CNI has no address left), or
-				// an adopted pod's IP already taken. Say so on the pod, as the kubelet's
-				// FailedCreatePodSandBox event does, and in the log.
-				a.log.Error(err, "Simulated runtime", "pod", klogRef(pod))
-				a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
+				// Not the pod author's doing. No pod IP left in the node's CIDR leaves the
+				// pod Pending (as behind a kubelet whose network plugin has no address
+				// left): say so on the pod, as the kubelet's FailedCreatePodSandBox event
+				// does. Anything else (an adopted pod's IP already taken, say) changes
+				// nothing the pod shows: log it.
+				if errors.Is(err, podsim.ErrPodCIDRExhausted) {
+					a.log.Error(err, "Pod cannot start", "pod", klogRef(pod))
+					a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
+				} else {
+					a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
+				}
 				continue
 			}
 			a.counts.invalidAnnotations.Add(1)
