@@ -258,13 +258,15 @@ func (a *agent) shutdown(ctx context.Context, stopLoops context.CancelFunc, loop
 	if a.queue != nil {
 		a.queue.ShutDown()
 	}
-	stopLoops()
-	loops.Wait()
+	// Flush while the Manager's loop still runs: Sync waits for the PATCHes the loop has
+	// in flight instead of cutting them off, then sends what is still pending.
 	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := a.status.Sync(flush); err != nil {
 		a.log.Info("Some statuses were not flushed before shutdown", "err", err)
 	}
+	stopLoops()
+	loops.Wait()
 	a.logProgress()
 	return nil
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -132,8 +133,11 @@ func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return rtFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		code := "error"
-		if err == nil {
+		switch {
+		case err == nil:
 			code = strconv.Itoa(resp.StatusCode)
+		case errors.Is(err, context.Canceled):
+			code = "canceled"
 		}
 		key := req.Method + " " + resource(req.URL.Path) + " " + code
 		l.mu.Lock()
@@ -171,6 +175,10 @@ func allowed(key string) bool {
 	verb, res, code := f[0], f[1], f[2]
 	switch {
 	case code < "400":
+		return true
+	case code == "canceled":
+		// Not an answer of the server: a request the agent cut off itself while stopping
+		// for the restart (its status stays pending and the next agent sends it).
 		return true
 	case verb == "GET" && res == "leases" && code == "404":
 		return true
