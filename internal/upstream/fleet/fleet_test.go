@@ -25,14 +25,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
-	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
 	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
 )
@@ -262,7 +261,7 @@ func (g *generated) onStatus(pod *v1.Pod, in podstate.Input, s v1.PodStatus) {
 		old = in.Previous.DeepCopy()
 	}
 	all := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
-	prtsc := kubeletstatus.GeneratePodReadyToStartContainersCondition(pod, old, runtimeStatus(in))
+	prtsc := kubeletstatus.GeneratePodReadyToStartContainersCondition(pod, old, kubeletview.PodStatus(in.Pod, in.Sandboxes, false))
 	want := []v1.PodCondition{prtsc,
 		kubeletstatus.GeneratePodInitializedCondition(pod, old, all, s.Phase)}
 	foreign := []v1.PodCondition{}
@@ -288,27 +287,6 @@ func (g *generated) onStatus(pod *v1.Pod, in podstate.Input, s v1.PodStatus) {
 	}
 	g.prtsc[pod.UID][condKey(prtsc)] = true
 	g.mu.Unlock()
-}
-
-// runtimeStatus is the kubelet's runtime view of the sandboxes in the input.
-func runtimeStatus(in podstate.Input) *kubecontainer.PodStatus {
-	ps := &kubecontainer.PodStatus{ID: in.Pod.UID, Name: in.Pod.Name, Namespace: in.Pod.Namespace}
-	for _, sb := range in.Sandboxes {
-		s := &runtimeapi.PodSandboxStatus{Id: sb.ID, Metadata: &runtimeapi.PodSandboxMetadata{Attempt: sb.Attempt}, State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY}
-		if sb.Ready {
-			s.State = runtimeapi.PodSandboxState_SANDBOX_READY
-		}
-		mode := runtimeapi.NamespaceMode_POD
-		if sb.HostNetwork {
-			mode = runtimeapi.NamespaceMode_NODE
-		}
-		s.Linux = &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{Network: mode}}}
-		if !sb.NoNetworkStatus {
-			s.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: sb.IP}
-		}
-		ps.SandboxStatuses = append(ps.SandboxStatuses, s)
-	}
-	return ps
 }
 
 func TestFleetAgentAgainstRealAPIServer(t *testing.T) {

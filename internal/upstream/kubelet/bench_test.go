@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
 
+	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/readiness/readinesstest"
 )
@@ -60,7 +61,7 @@ func BenchmarkUpstream(b *testing.B) {
 	benchCases(b, func(b *testing.B, in readiness.Input) {
 		old := *in.OldStatus
 		all := append(in.InitContainerStatuses, in.ContainerStatuses...)
-		rs := runtimeStatus(in.Pod, in.Sandboxes, false)
+		rs := kubeletview.PodStatus(in.Pod, in.Sandboxes, false)
 		// b.Loop keeps the calls in its body from being optimized away; no sink is needed.
 		for b.Loop() {
 			kubeletstatus.GeneratePodReadyToStartContainersCondition(in.Pod, &old, rs)

@@ -12,13 +12,12 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
-	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/readiness/readinesstest"
 	"github.com/podstatus/podstatus/sandbox"
@@ -27,39 +26,6 @@ import (
 // defaultCases is how many random inputs TestDifferential compares by default;
 // PODSTATUS_DIFF_CASES raises (or lowers) it.
 const defaultCases = 20000
-
-// runtimeStatus converts our sandboxes into the kubelet's runtime view: a
-// kubecontainer.PodStatus whose SandboxStatuses are CRI PodSandboxStatus values, newest
-// first. With sparse set, a pod-network sandbox carries no Linux status at all (the CRI
-// getters then default to POD), as some runtimes report it.
-func runtimeStatus(pod *v1.Pod, sandboxes []sandbox.Status, sparse bool) *kubecontainer.PodStatus {
-	ps := &kubecontainer.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
-	for _, s := range sandboxes {
-		st := &runtimeapi.PodSandboxStatus{
-			Id:        s.ID,
-			Metadata:  &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: s.Attempt},
-			State:     runtimeapi.PodSandboxState_SANDBOX_NOTREADY,
-			CreatedAt: s.CreatedAt.UnixNano(),
-		}
-		if s.Ready {
-			st.State = runtimeapi.PodSandboxState_SANDBOX_READY
-		}
-		mode := runtimeapi.NamespaceMode_POD
-		if s.HostNetwork {
-			mode = runtimeapi.NamespaceMode_NODE
-		}
-		if s.HostNetwork || !sparse {
-			st.Linux = &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{
-				Options: &runtimeapi.NamespaceOption{Network: mode, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
-			}}
-		}
-		if !s.NoNetworkStatus {
-			st.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: s.IP}
-		}
-		ps.SandboxStatuses = append(ps.SandboxStatuses, st)
-	}
-	return ps
-}
 
 // upstream computes the four conditions with the kubelet v1.37.0's own generators, fed
 // as generateAPIPodStatus feeds them: the joined status list append(init, regular...),
@@ -71,7 +37,7 @@ func upstream(in readiness.Input, sparse bool) readiness.Result {
 	}
 	all := append(in.InitContainerStatuses, in.ContainerStatuses...)
 	return readiness.Result{
-		PodReadyToStartContainers: kubeletstatus.GeneratePodReadyToStartContainersCondition(in.Pod, &old, runtimeStatus(in.Pod, in.Sandboxes, sparse)),
+		PodReadyToStartContainers: kubeletstatus.GeneratePodReadyToStartContainersCondition(in.Pod, &old, kubeletview.PodStatus(in.Pod, in.Sandboxes, sparse)),
 		Initialized:               kubeletstatus.GeneratePodInitializedCondition(in.Pod, &old, all, in.Phase),
 		Ready:                     kubeletstatus.GeneratePodReadyCondition(in.Pod, &old, in.Conditions, all, in.Phase),
 		ContainersReady:           kubeletstatus.GenerateContainersReadyCondition(in.Pod, &old, all, in.Phase),

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
@@ -19,6 +18,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -197,24 +197,10 @@ func drawInput(t *rapid.T) podstate.Input {
 	return in
 }
 
-// runtimeStatus is the kubelet's runtime view of in: sandboxes and container records.
+// runtimeStatus is the kubelet's runtime view of in: sandboxes (kubeletview) and container
+// records.
 func runtimeStatus(in podstate.Input) *kubecontainer.PodStatus {
-	ps := &kubecontainer.PodStatus{ID: in.Pod.UID, Name: in.Pod.Name, Namespace: in.Pod.Namespace}
-	for _, sb := range in.Sandboxes {
-		s := &runtimeapi.PodSandboxStatus{Id: sb.ID, Metadata: &runtimeapi.PodSandboxMetadata{Attempt: sb.Attempt}, State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY}
-		if sb.Ready {
-			s.State = runtimeapi.PodSandboxState_SANDBOX_READY
-		}
-		mode := runtimeapi.NamespaceMode_POD
-		if sb.HostNetwork {
-			mode = runtimeapi.NamespaceMode_NODE
-		}
-		s.Linux = &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{Network: mode}}}
-		if !sb.NoNetworkStatus {
-			s.Network = &runtimeapi.PodSandboxNetworkStatus{Ip: sb.IP}
-		}
-		ps.SandboxStatuses = append(ps.SandboxStatuses, s)
-	}
+	ps := kubeletview.PodStatus(in.Pod, in.Sandboxes, false)
 	for _, f := range in.Containers {
 		c := &kubecontainer.Status{Name: f.Name, State: kubecontainer.ContainerStateUnknown}
 		switch {
