@@ -102,7 +102,7 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 		}
 		return seen[v1.PodReadyToStartContainers] && seen[v1.PodInitialized] && seen[v1.PodReady] && seen[v1.ContainersReady] && p.Status.HostIP != ""
 	})
-	poll(t, "metrics: one Running pod, a status PATCH, a synced status", func() bool {
+	poll(t, "metrics: one Running pod, a status PATCH for at most each status change, a synced status", func() bool {
 		got := map[string]float64{}
 		mfs, err := reg.Gather()
 		if err != nil {
@@ -124,7 +124,8 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 				}
 			}
 		}
-		return got["podstatus_fleet_pods,phase=Running"] == 1 && got["podstatus_status_patches_total,result=success"] >= 1 &&
+		changes, patches := got["podstatus_fleet_pod_status_changes_total"], got["podstatus_status_patches_total,result=success"]
+		return got["podstatus_fleet_pods,phase=Running"] == 1 && patches >= 1 && changes >= patches &&
 			got["kubelet_pod_status_sync_duration_seconds"] >= 1 && got["podstatus_fleet_lease_renewals_total"] >= 2
 	})
 	p, err := cs.CoreV1().Pods("default").Get(ctx, "elsewhere", metav1.GetOptions{})

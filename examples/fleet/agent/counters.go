@@ -22,6 +22,9 @@ type counters struct {
 	status.NopObserver
 	byPhase            [5]atomic.Int64
 	patches, patchErrs atomic.Int64
+	// statusChanges counts the statuses handed to the Manager that changed its cached
+	// status: what "one request per status change" is measured against.
+	statusChanges      atomic.Int64
 	leaseRenewals      atomic.Int64
 	nodeStatusReports  atomic.Int64
 	deletes            atomic.Int64
@@ -88,6 +91,7 @@ func (c *counters) register(reg prometheus.Registerer) error {
 		"podstatus_fleet_lease_renewals_total":      &c.leaseRenewals,
 		"podstatus_fleet_node_status_reports_total": &c.nodeStatusReports,
 		"podstatus_fleet_pod_deletions_total":       &c.deletes,
+		"podstatus_fleet_pod_status_changes_total":  &c.statusChanges,
 	} {
 		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "Agent total: " + name + "."},
 			func() float64 { return float64(v.Load()) })); err != nil {
@@ -140,7 +144,7 @@ func (a *agent) logProgress() {
 		kv = append(kv, string(p), c.byPhase[i].Load())
 	}
 	kv = append(kv,
-		"statusPatches", c.patches.Load(), "statusPatchErrors", c.patchErrs.Load(),
+		"statusChanges", c.statusChanges.Load(), "statusPatches", c.patches.Load(), "statusPatchErrors", c.patchErrs.Load(),
 		"leaseRenewals", c.leaseRenewals.Load(), "deletes", c.deletes.Load(),
 		"requests", c.requests.Load(), "requestErrors", c.requestErrs.Load(), "errors", c.errors.Load())
 	a.log.Info("Progress", kv...)

@@ -1,12 +1,18 @@
 package bench
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,28 +49,88 @@ type agentProc struct {
 	logPath string
 	exited  chan struct{}
 	waitErr error
+	// metricsURL is the fleet agent's /metrics (the bench passes it --metrics-addr
+	// unless Config.AgentArgs does), for its own count of status changes; empty for
+	// other agents.
+	metricsURL string
+}
+
+// statusChangesMetric is the fleet agent's count of statuses that changed its status
+// manager's cache (examples/fleet/agent).
+const statusChangesMetric = "podstatus_fleet_pod_status_changes_total"
+
+// statusChanges reads statusChangesMetric from the agent; ok is false for an agent
+// without it.
+func (p *agentProc) statusChanges(ctx context.Context) (n float64, ok bool, err error) {
+	if p == nil || p.metricsURL == "" {
+		return 0, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
+	if err != nil {
+		return 0, false, fmt.Errorf("bench: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false, fmt.Errorf("bench: reading the agent's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, false, fmt.Errorf("bench: reading the agent's metrics: %w", err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if rest, found := strings.CutPrefix(line, statusChangesMetric+" "); found {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				return 0, false, fmt.Errorf("bench: agent metric %s: %w", statusChangesMetric, err)
+			}
+			return v, true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("bench: the agent's %s has no %s", p.metricsURL, statusChangesMetric)
+}
+
+// freeLoopbackAddr returns a loopback address with a port nobody listens on now.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("bench: finding a port for the agent's metrics: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // agentCommand returns the command line of an agent of kind against kubeconfig.
-func (r *runner) agentCommand(kind string) ([]string, error) {
+// For the fleet agent it also returns the URL of its metrics.
+func (r *runner) agentCommand(kind string) (argv []string, metricsURL string, err error) {
 	switch kind {
 	case AgentFleet:
 		bin, err := r.fleetBinary()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		args := []string{bin,
 			"--kubeconfig=" + r.cfg.Kubeconfig,
 			"--manage-nodes-with-annotation-selector=" + FakeNodeAnnotation,
 			"--profile=" + r.cfg.Profile,
 		}
-		return append(args, r.cfg.AgentArgs...), nil
+		if !slices.ContainsFunc(r.cfg.AgentArgs, func(a string) bool { return strings.HasPrefix(strings.TrimLeft(a, "-"), "metrics-addr") }) {
+			addr, err := freeLoopbackAddr()
+			if err != nil {
+				return nil, "", err
+			}
+			args = append(args, "--metrics-addr="+addr)
+			metricsURL = "http://" + addr + "/metrics"
+		}
+		return append(args, r.cfg.AgentArgs...), metricsURL, nil
 	case AgentKWOK:
 		bin := r.cfg.KWOKBin
 		if bin == "" {
 			p, err := exec.LookPath("kwok")
 			if err != nil {
-				return nil, fmt.Errorf("bench: kwok is not on PATH (install it with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0`, or pass --kwok-bin): %w", err)
+				return nil, "", fmt.Errorf("bench: kwok is not on PATH (install it with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0`, or pass --kwok-bin): %w", err)
 			}
 			bin = p
 		}
@@ -72,7 +138,7 @@ func (r *runner) agentCommand(kind string) ([]string, error) {
 		if stages == "" {
 			stages = filepath.Join(r.tmp, "kwok-fast-stages.yaml")
 			if err := os.WriteFile(stages, KWOKFastStages, 0o644); err != nil {
-				return nil, fmt.Errorf("bench: writing KWOK stages: %w", err)
+				return nil, "", fmt.Errorf("bench: writing KWOK stages: %w", err)
 			}
 		}
 		// The flags kwokctl's binary runtime passes, without its TLS and kubelet-server
@@ -86,9 +152,9 @@ func (r *runner) agentCommand(kind string) ([]string, error) {
 			"--node-ip=127.0.0.1",
 			"--node-name=localhost",
 		}
-		return append(args, r.cfg.AgentArgs...), nil
+		return append(args, r.cfg.AgentArgs...), "", nil
 	}
-	return nil, fmt.Errorf("bench: unknown agent %q", kind)
+	return nil, "", fmt.Errorf("bench: unknown agent %q", kind)
 }
 
 // fleetBinary returns Config.AgentBin, or builds examples/fleet/cmd/fleet once.
@@ -139,7 +205,7 @@ func findFleetModule() (string, error) {
 // startAgent starts an agent of kind, its output going to a log file in the bench's
 // temporary directory.
 func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
-	argv, err := r.agentCommand(kind)
+	argv, metricsURL, err := r.agentCommand(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +221,7 @@ func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("bench: starting %s: %w", kind, err)
 	}
-	p := &agentProc{kind: kind, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	p := &agentProc{kind: kind, cmd: cmd, logPath: logPath, exited: make(chan struct{}), metricsURL: metricsURL}
 	go func() {
 		p.waitErr = cmd.Wait()
 		logf.Close()

@@ -193,6 +193,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rc.QPS = -1 // no client-side rate limit
 	rc.Burst = 0
 	rc.RateLimiter = nil
+	// No gzip on the bench's own requests and watch: compressing every event of a watch
+	// of every pod would take the API server's CPU from the agent being measured.
+	rc.DisableCompression = true
 	counter := &requestCounter{counts: RequestCounts{}}
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
 	cs, err := kubernetes.NewForConfig(rc)
@@ -281,7 +284,7 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 
 	// Let the agent settle (initial lists and watches, node status) before measuring.
 	time.Sleep(time.Second)
-	procBefore, apiBefore := r.procStats(pid), r.procStats(cfg.APIServerPID)
+	procBefore, apiBefore, benchProcBefore := r.procStats(pid), r.procStats(cfg.APIServerPID), r.procStats(os.Getpid())
 	serverBefore, err := scrapeRequests(ctx, r.cs)
 	if err != nil {
 		return nil, err
@@ -341,6 +344,11 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		return nil, err
 	}
 	benchReady := r.counter.snapshot()
+	procReady, apiReady := r.procStats(pid), r.procStats(cfg.APIServerPID)
+	changesReady, haveChanges, err := proc.statusChanges(ctx)
+	if err != nil {
+		r.logf("warning: %v", err)
+	}
 	res.ReadyPodsPerSecond = float64(cfg.Pods) / res.ReadySeconds
 	r.logf("%s all %d pods Running and Ready %.2fs after the first create (%.0f pods/s)", tag, cfg.Pods, res.ReadySeconds, res.ReadyPodsPerSecond)
 
@@ -382,11 +390,21 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		serverReady.minus(serverBefore).minus(benchReady.minus(benchBefore)),
 		serverAfter.minus(serverReady).minus(benchAfter.minus(benchReady)),
 		benchAfter.minus(benchBefore))
-	if st := r.procStats(pid); st != nil && procBefore != nil {
-		res.AgentProcess = &ProcStats{CPUSeconds: st.CPUSeconds - procBefore.CPUSeconds, PeakRSSBytes: st.PeakRSSBytes}
+	if changes, ok, err := proc.statusChanges(ctx); err != nil {
+		r.logf("warning: %v", err)
+	} else if ok && haveChanges {
+		res.setStatusChanges(changesReady, changes)
 	}
-	if st := r.procStats(cfg.APIServerPID); st != nil && apiBefore != nil {
+	if st := r.procStats(pid); st != nil && procBefore != nil && procReady != nil {
+		res.AgentProcess = &ProcStats{CPUSeconds: st.CPUSeconds - procBefore.CPUSeconds, PeakRSSBytes: st.PeakRSSBytes}
+		res.AgentCPUSecondsToReady = procReady.CPUSeconds - procBefore.CPUSeconds
+	}
+	if st := r.procStats(cfg.APIServerPID); st != nil && apiBefore != nil && apiReady != nil {
 		res.APIServerCPUSeconds = st.CPUSeconds - apiBefore.CPUSeconds
+		res.APIServerCPUSecondsToReady = apiReady.CPUSeconds - apiBefore.CPUSeconds
+	}
+	if st := r.procStats(os.Getpid()); st != nil && benchProcBefore != nil {
+		res.BenchCPUSeconds = st.CPUSeconds - benchProcBefore.CPUSeconds
 	}
 	if proc != nil {
 		if err := proc.alive(); err != nil {

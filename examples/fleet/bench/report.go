@@ -47,6 +47,15 @@ type RunResult struct {
 	PodGETsPerPod              float64 `json:"podGETsPerPod"`
 	PodDeletesPerPod           float64 `json:"podDeletesPerPod"`
 	PodRequestsPerPod          float64 `json:"podRequestsPerPod"`
+	// StatusChanges is the fleet agent's own count of statuses that changed its status
+	// manager's cache over the run (StatusChangesToReady: up to all pods Running and
+	// Ready), and StatusPatchesPerChange the status PATCHes the API server counted
+	// divided by it: at most 1 when every change costs at most one request. Zero for
+	// agents that do not count.
+	StatusChanges                 float64 `json:"statusChanges,omitempty"`
+	StatusChangesToReady          float64 `json:"statusChangesToReady,omitempty"`
+	StatusPatchesPerChange        float64 `json:"statusPatchesPerChange,omitempty"`
+	StatusPatchesPerChangeToReady float64 `json:"statusPatchesPerChangeToReady,omitempty"`
 	// AgentErrors counts the agent's requests answered with a code ≥ 400 (404s of
 	// DELETEs included), and Agent404s those answered 404.
 	AgentErrors float64 `json:"agentErrors"`
@@ -55,8 +64,16 @@ type RunResult struct {
 	// AgentProcess is the agent process' CPU time over the run and its peak RSS, when it runs
 	// on this machine and the bench knows its pid.
 	AgentProcess *ProcStats `json:"agentProcess,omitempty"`
-	// APIServerCPUSeconds is the API server's CPU time over the run, with APIServerPID.
-	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds,omitempty"`
+	// AgentCPUSecondsToReady is the part of AgentProcess.CPUSeconds up to all pods
+	// Running and Ready (the rest is deletion).
+	AgentCPUSecondsToReady float64 `json:"agentCPUSecondsToReady,omitempty"`
+	// APIServerCPUSeconds is the API server's CPU time over the run, with APIServerPID;
+	// APIServerCPUSecondsToReady is its part up to all pods Running and Ready.
+	APIServerCPUSeconds        float64 `json:"apiServerCPUSeconds,omitempty"`
+	APIServerCPUSecondsToReady float64 `json:"apiServerCPUSecondsToReady,omitempty"`
+	// BenchCPUSeconds is the bench's own CPU time over the run (its creating, deleting
+	// and watching clients), which shares the machine with the agent and the API server.
+	BenchCPUSeconds float64 `json:"benchCPUSeconds,omitempty"`
 }
 
 // RequestRow is one RequestKey and its count.
@@ -99,24 +116,51 @@ func (res *RunResult) setRequests(toReady, toGone, bench RequestCounts) {
 	}
 }
 
+// setStatusChanges records the agent's count of status changes (to Ready, and over
+// the run) against the status PATCHes setRequests counted.
+func (res *RunResult) setStatusChanges(toReady, total float64) {
+	res.StatusChangesToReady, res.StatusChanges = toReady, total
+	n := float64(res.Pods)
+	if toReady > 0 {
+		res.StatusPatchesPerChangeToReady = res.StatusPatchesPerPodToReady * n / toReady
+	}
+	if total > 0 {
+		res.StatusPatchesPerChange = res.StatusPatchesPerPod * n / total
+	}
+}
+
 // Summary is the median of an agent's runs.
 type Summary struct {
-	Agent                string   `json:"agent"`
-	Runs                 int      `json:"runs"`
-	ReadySeconds         float64  `json:"readySeconds"`
-	ReadyPodsPerSecond   float64  `json:"readyPodsPerSecond"`
-	DeleteSeconds        float64  `json:"deleteSeconds,omitempty"`
-	DeletedPodsPerSecond float64  `json:"deletedPodsPerSecond,omitempty"`
-	StatusPatchesPerPod  float64  `json:"statusPatchesPerPod"`
-	StatusPatchesToReady float64  `json:"statusPatchesPerPodToReady"`
-	StatusPatchesToGone  float64  `json:"statusPatchesPerPodToGone"`
-	PodGETsPerPod        float64  `json:"podGETsPerPod"`
-	PodDeletesPerPod     float64  `json:"podDeletesPerPod"`
-	PodRequestsPerPod    float64  `json:"podRequestsPerPod"`
-	AgentErrors          float64  `json:"agentErrors"`
-	AgentCPUSeconds      *float64 `json:"agentCPUSeconds,omitempty"`
-	AgentPeakRSSMiB      *float64 `json:"agentPeakRSSMiB,omitempty"`
-	APIServerCPUSeconds  *float64 `json:"apiServerCPUSeconds,omitempty"`
+	Agent                string  `json:"agent"`
+	Runs                 int     `json:"runs"`
+	ReadySeconds         float64 `json:"readySeconds"`
+	ReadyPodsPerSecond   float64 `json:"readyPodsPerSecond"`
+	DeleteSeconds        float64 `json:"deleteSeconds,omitempty"`
+	DeletedPodsPerSecond float64 `json:"deletedPodsPerSecond,omitempty"`
+	StatusPatchesPerPod  float64 `json:"statusPatchesPerPod"`
+	StatusPatchesToReady float64 `json:"statusPatchesPerPodToReady"`
+	StatusPatchesToGone  float64 `json:"statusPatchesPerPodToGone"`
+	PodGETsPerPod        float64 `json:"podGETsPerPod"`
+	PodDeletesPerPod     float64 `json:"podDeletesPerPod"`
+	PodRequestsPerPod    float64 `json:"podRequestsPerPod"`
+	AgentErrors          float64 `json:"agentErrors"`
+	// StatusChangesPerPod and StatusPatchesPerChange (whole run) are medians of the
+	// agent's own count; nil for agents that do not count.
+	StatusChangesPerPod    *float64 `json:"statusChangesPerPod,omitempty"`
+	StatusPatchesPerChange *float64 `json:"statusPatchesPerChange,omitempty"`
+	AgentCPUSeconds        *float64 `json:"agentCPUSeconds,omitempty"`
+	// AgentCPUSecondsToReady is the agent's CPU up to all pods Running and Ready.
+	AgentCPUSecondsToReady *float64 `json:"agentCPUSecondsToReady,omitempty"`
+	// AgentCPUSecondsDeletion is the agent's CPU after all pods were Running and Ready.
+	AgentCPUSecondsDeletion *float64 `json:"agentCPUSecondsDeletion,omitempty"`
+	AgentPeakRSSMiB         *float64 `json:"agentPeakRSSMiB,omitempty"`
+	APIServerCPUSeconds     *float64 `json:"apiServerCPUSeconds,omitempty"`
+	// APIServerCPUSecondsToReady is the API server's CPU up to all pods Running and Ready.
+	APIServerCPUSecondsToReady *float64 `json:"apiServerCPUSecondsToReady,omitempty"`
+	// APIServerCPUSecondsDeletion is the API server's CPU after all pods were Running
+	// and Ready.
+	APIServerCPUSecondsDeletion *float64 `json:"apiServerCPUSecondsDeletion,omitempty"`
+	BenchCPUSeconds             *float64 `json:"benchCPUSeconds,omitempty"`
 }
 
 // Report is the result of Run.
@@ -192,11 +236,26 @@ func (rep *Report) summarize() {
 			PodDeletesPerPod:     med(func(r RunResult) float64 { return r.PodDeletesPerPod }),
 			PodRequestsPerPod:    med(func(r RunResult) float64 { return r.PodRequestsPerPod }),
 			AgentErrors:          med(func(r RunResult) float64 { return r.AgentErrors }),
+			StatusChangesPerPod: optMed(func(r RunResult) (float64, bool) {
+				return r.StatusChanges / float64(r.Pods), r.StatusChanges > 0
+			}),
+			StatusPatchesPerChange: optMed(func(r RunResult) (float64, bool) {
+				return r.StatusPatchesPerChange, r.StatusChanges > 0
+			}),
 			AgentCPUSeconds: optMed(func(r RunResult) (float64, bool) {
 				if r.AgentProcess == nil {
 					return 0, false
 				}
 				return r.AgentProcess.CPUSeconds, true
+			}),
+			AgentCPUSecondsToReady: optMed(func(r RunResult) (float64, bool) {
+				return r.AgentCPUSecondsToReady, r.AgentProcess != nil
+			}),
+			AgentCPUSecondsDeletion: optMed(func(r RunResult) (float64, bool) {
+				if r.AgentProcess == nil || r.DeleteSeconds == 0 {
+					return 0, false
+				}
+				return r.AgentProcess.CPUSeconds - r.AgentCPUSecondsToReady, true
 			}),
 			AgentPeakRSSMiB: optMed(func(r RunResult) (float64, bool) {
 				if r.AgentProcess == nil {
@@ -206,6 +265,15 @@ func (rep *Report) summarize() {
 			}),
 			APIServerCPUSeconds: optMed(func(r RunResult) (float64, bool) {
 				return r.APIServerCPUSeconds, r.APIServerCPUSeconds > 0
+			}),
+			APIServerCPUSecondsToReady: optMed(func(r RunResult) (float64, bool) {
+				return r.APIServerCPUSecondsToReady, r.APIServerCPUSeconds > 0
+			}),
+			APIServerCPUSecondsDeletion: optMed(func(r RunResult) (float64, bool) {
+				return r.APIServerCPUSeconds - r.APIServerCPUSecondsToReady, r.APIServerCPUSeconds > 0 && r.DeleteSeconds > 0
+			}),
+			BenchCPUSeconds: optMed(func(r RunResult) (float64, bool) {
+				return r.BenchCPUSeconds, r.BenchCPUSeconds > 0
 			}),
 		})
 	}
@@ -263,13 +331,29 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	if rep.Delete {
 		row("status PATCHes per pod, deletion", func(s Summary) string { return fmt.Sprintf("%.2f", s.StatusPatchesToGone) })
 	}
+	row("status changes per pod (the agent's count, whole run)", func(s Summary) string { return opt(s.StatusChangesPerPod, "%.2f") })
+	row("status PATCHes per status change (whole run)", func(s Summary) string { return opt(s.StatusPatchesPerChange, "%.2f") })
 	row("pod GETs per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodGETsPerPod) })
 	row("pod DELETEs per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodDeletesPerPod) })
 	row("requests on pods per pod (whole run)", func(s Summary) string { return fmt.Sprintf("%.2f", s.PodRequestsPerPod) })
 	row("agent requests answered ≥ 400", func(s Summary) string { return fmt.Sprintf("%.0f", s.AgentErrors) })
-	row("agent CPU", func(s Summary) string { return opt(s.AgentCPUSeconds, "%.1f s") })
+	perPod := func(p *float64) string {
+		if p == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f s (%.2f ms/pod)", *p, *p*1000/float64(rep.Pods))
+	}
+	row("agent CPU, to Running and Ready", func(s Summary) string { return perPod(s.AgentCPUSecondsToReady) })
+	if rep.Delete {
+		row("agent CPU, deletion", func(s Summary) string { return perPod(s.AgentCPUSecondsDeletion) })
+	}
+	row("agent CPU, whole run", func(s Summary) string { return perPod(s.AgentCPUSeconds) })
 	row("agent peak RSS", func(s Summary) string { return opt(s.AgentPeakRSSMiB, "%.0f MiB") })
-	row("API server + etcd CPU", func(s Summary) string { return opt(s.APIServerCPUSeconds, "%.1f s") })
+	row("API server + etcd CPU, to Running and Ready", func(s Summary) string { return perPod(s.APIServerCPUSecondsToReady) })
+	if rep.Delete {
+		row("API server + etcd CPU, deletion", func(s Summary) string { return perPod(s.APIServerCPUSecondsDeletion) })
+	}
+	row("bench CPU (its clients and watch), whole run", func(s Summary) string { return opt(s.BenchCPUSeconds, "%.1f s") })
 
 	// Requests by key: the last run of each agent.
 	last := map[string]RunResult{}
