@@ -10,6 +10,7 @@ replace github.com/podstatus/podstatus/status/promobserver => ../../status/promo
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/google/go-cmp v0.7.0
 	github.com/podstatus/podstatus v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/status/kubeclient v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/status/promobserver v0.0.0-00010101000000-000000000000

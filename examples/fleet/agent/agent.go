@@ -315,6 +315,7 @@ func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod
 	p, err := c.Client.GetPod(ctx, namespace, name)
 	if p != nil {
 		p.ManagedFields = nil
+		internPod(p)
 	}
 	return p, err
 }
@@ -323,6 +324,7 @@ func (c leanClient) PatchPodStatus(ctx context.Context, namespace, name string, 
 	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
 	if p != nil {
 		p.ManagedFields = nil
+		internPod(p)
 		if err == nil {
 			c.responses.put(p)
 		}
@@ -375,10 +377,13 @@ func (a *agent) transformPod(o any) (any, error) {
 	}
 	if p.ManagedFields != nil {
 		// A shallow copy, not a write to the event's object: a client (client-go's fake
-		// clientset, for one) may share it with others.
+		// clientset, for one) may share it with others. An object with managedFields
+		// comes from a real API server's watch, decoded for this informer alone: its
+		// strings can be interned in place.
 		c := *p
 		c.ManagedFields = nil
 		p = &c
+		internPod(p)
 	}
 	return p, nil
 }
