@@ -108,8 +108,9 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // status (a rejection is a *TransitionError), fixes its timestamps with the rule
 // podstate.Input.Stamp applies too, and caches it as a new version unless it equals the
 // cached status on every kubelet-owned field (force overrides that). s must be the
-// caller's own copy. e may be nil (first status of the pod).
-func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) error {
+// caller's own copy. e may be nil (first status of the pod). changed reports a new
+// version (what Observer.OnChange reports).
+func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
 	var old *v1.PodStatus
 	cached := e != nil && e.hasStatus
 	if cached {
@@ -121,7 +122,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 		old = &pod.Status
 	}
 	if err := checkTransitions(pod, old, &s, m.opts.Features); err != nil {
-		return err
+		return false, err
 	}
 	// A terminal phase is final (the kubelet's generateAPIPodStatus enforces this before
 	// it calls the status manager; callers of this library may not): a non-terminal phase
@@ -138,7 +139,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	normalize(pod, &s)
 	if cached && !force && equalByKubelet(&e.status, &s, m.own) {
 		m.log.V(4).Info("Ignoring same status", "pod", klogRef(pod), "podUID", pod.UID)
-		return nil
+		return false, nil
 	}
 	if e == nil {
 		// uid, namespace and name never change afterwards: syncs read them unlocked.
@@ -156,7 +157,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 		e.at = now.Time
 	}
 	m.markDirtyLocked(e)
-	return nil
+	return true, nil
 }
 
 // markDirtyLocked queues e for the next sync and wakes the loop.

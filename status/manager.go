@@ -93,9 +93,12 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 	}
 	st := *s.DeepCopy()
 	st.ObservedGeneration = accept.ObservedGeneration(pod, m.opts.Features)
+	var changed bool
+	defer func() { m.reportChange(changed, pod) }() // after Unlock: Observer calls are made unlocked
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false); err != nil {
+	changed, err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
+	if err != nil {
 		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
 	if e := m.pods[pod.UID]; e != nil && reportsGate(pod, st.Conditions) {
@@ -103,6 +106,14 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 		e.gates = slices.Clone(st.Conditions)
 	}
 	return nil
+}
+
+// reportChange tells the Observer about a change a caller made (see Observer.OnChange).
+// Call it without m.mu held.
+func (m *Manager) reportChange(changed bool, pod *v1.Pod) {
+	if changed && pod != nil {
+		m.opts.Observer.OnChange(PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID})
+	}
 }
 
 // reportsGate reports whether conds holds a condition for one of pod's readiness gates.
@@ -129,6 +140,9 @@ func reportsGate(pod *v1.Pod, conds []v1.PodCondition) bool {
 // conditions of the last SetPodStatus that reported a gate, or the newest server copy of
 // the pod (see ObservePod); else from the cached status.
 func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) error {
+	var changed bool
+	var pod *v1.Pod
+	defer func() { m.reportChange(changed, pod) }()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, c, err := m.containerLocked(uid, containerID)
@@ -159,7 +173,8 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 	}
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
 	s.Conditions = replaceOrAppend(s.Conditions, r.ContainersReady)
-	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+	pod = e.pod
+	if changed, err = m.updateLocked(e, e.pod, s, false, false); err != nil {
 		return fmt.Errorf("status: SetContainerReadiness: %w", err)
 	}
 	return nil
@@ -169,6 +184,9 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 // containerID. As in the kubelet, a nil Started set to false counts as a change. Its
 // errors are those of SetContainerReadiness.
 func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started bool) error {
+	var changed bool
+	var pod *v1.Pod
+	defer func() { m.reportChange(changed, pod) }()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, c, err := m.containerLocked(uid, containerID)
@@ -180,7 +198,8 @@ func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started
 	}
 	s := *e.status.DeepCopy()
 	findContainer(&s, containerID).Started = &started
-	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+	pod = e.pod
+	if changed, err = m.updateLocked(e, e.pod, s, false, false); err != nil {
 		return fmt.Errorf("status: SetContainerStartup: %w", err)
 	}
 	return nil
@@ -220,6 +239,8 @@ func (m *Manager) TerminatePod(pod *v1.Pod) error {
 	if err := checkPod(pod); err != nil {
 		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
+	var changed bool
+	defer func() { m.reportChange(changed, pod) }()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.pods[pod.UID]
@@ -227,7 +248,8 @@ func (m *Manager) TerminatePod(pod *v1.Pod) error {
 	if e != nil && e.hasStatus {
 		base = &e.status
 	}
-	if err := m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true); err != nil {
+	changed, err := m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
+	if err != nil {
 		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
 	return nil
@@ -373,7 +395,7 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	}
 	s := *e.status.DeepCopy()
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
-	if err := m.updateLocked(e, e.pod, s, false, false); err != nil {
+	if _, err := m.updateLocked(e, e.pod, s, false, false); err != nil {
 		m.log.Error(err, "Readiness-gate update rejected", "pod", klogRef(e.pod))
 	}
 }

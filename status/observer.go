@@ -30,6 +30,13 @@ const (
 // Manager's lock held, from the goroutine doing the sync, and must return quickly. Embed
 // NopObserver to implement only some of the methods.
 type Observer interface {
+	// OnChange follows a SetPodStatus, TerminatePod, SetContainerReadiness or
+	// SetContainerStartup that changed the cached status (a kubelet-owned field differs,
+	// or the call forces a new version as TerminatePod does): one more status for the
+	// server. Counting these against OnPatch gives requests per status change. Ready
+	// changes the Manager derives itself, when another controller flips a readiness
+	// gate, are not reported.
+	OnChange(pod PodRef)
 	// OnPatch follows every PATCH request: the patch size, how long the request took,
 	// and its error (nil on success).
 	OnPatch(pod PodRef, bytes int, took time.Duration, err error)
@@ -47,6 +54,9 @@ type Observer interface {
 
 // NopObserver is an Observer that ignores every event.
 type NopObserver struct{}
+
+// OnChange implements Observer.
+func (NopObserver) OnChange(PodRef) {}
 
 // OnPatch implements Observer.
 func (NopObserver) OnPatch(PodRef, int, time.Duration, error) {}

@@ -7,6 +7,7 @@
 // podstatus_ prefix:
 //
 //	kubelet_pod_status_sync_duration_seconds   histogram  time from a status change until the server has it
+//	podstatus_status_changes_total             counter    status changes callers made (patches_total / changes_total: requests per change)
 //	podstatus_status_patches_total{result}     counter    PATCHes of pods/status: result="success" or "error"
 //	podstatus_status_patch_bytes               histogram  size of each PATCH body
 //	podstatus_status_patch_duration_seconds    histogram  duration of each PATCH request
@@ -31,6 +32,7 @@ import (
 // pass it as status.Options.Observer. It is safe for concurrent use.
 type Observer struct {
 	syncDuration   prometheus.Histogram
+	changes        prometheus.Counter
 	patches        *prometheus.CounterVec
 	patchBytes     prometheus.Histogram
 	patchDuration  prometheus.Histogram
@@ -58,6 +60,10 @@ func New() *Observer {
 			Name:      "pod_status_sync_duration_seconds",
 			Help:      "Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.",
 			Buckets:   SyncDurationBuckets,
+		}),
+		changes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "podstatus", Subsystem: "status", Name: "changes_total",
+			Help: "Changes of cached pod statuses made by SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup: each is one more status for the API server.",
 		}),
 		patches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "podstatus", Subsystem: "status", Name: "patches_total",
@@ -88,7 +94,7 @@ func New() *Observer {
 	}
 	o.patchesOK = o.patches.WithLabelValues("success")
 	o.patchesFailed = o.patches.WithLabelValues("error")
-	o.collectorsList = []prometheus.Collector{o.syncDuration, o.patches, o.patchBytes, o.patchDuration, o.skips, o.conflicts, o.retries}
+	o.collectorsList = []prometheus.Collector{o.syncDuration, o.changes, o.patches, o.patchBytes, o.patchDuration, o.skips, o.conflicts, o.retries}
 	return o
 }
 
@@ -105,6 +111,9 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 		c.Collect(ch)
 	}
 }
+
+// OnChange implements status.Observer.
+func (o *Observer) OnChange(status.PodRef) { o.changes.Inc() }
 
 // OnPatch implements status.Observer.
 func (o *Observer) OnPatch(_ status.PodRef, bytes int, took time.Duration, err error) {

@@ -20,6 +20,9 @@ func TestObserverCountsEvents(t *testing.T) {
 		t.Fatalf("register: %v", err)
 	}
 	ref := status.PodRef{Namespace: "ns", Name: "p", UID: "u"}
+	for range 3 {
+		o.OnChange(ref)
+	}
 	o.OnPatch(ref, 300, 20*time.Millisecond, nil)
 	o.OnPatch(ref, 300, 20*time.Millisecond, nil)
 	o.OnPatch(ref, 300, time.Second, errors.New("boom"))
@@ -29,6 +32,9 @@ func TestObserverCountsEvents(t *testing.T) {
 	o.OnSynced(ref, 70*time.Millisecond)
 
 	want := `
+# HELP podstatus_status_changes_total Changes of cached pod statuses made by SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup: each is one more status for the API server.
+# TYPE podstatus_status_changes_total counter
+podstatus_status_changes_total 3
 # HELP podstatus_status_patches_total PATCH requests of pods/status sent by the status manager, by result (success or error).
 # TYPE podstatus_status_patches_total counter
 podstatus_status_patches_total{result="error"} 1
@@ -44,7 +50,7 @@ podstatus_status_conflicts_total 1
 podstatus_status_retries_total 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"podstatus_status_patches_total", "podstatus_status_skips_total",
+		"podstatus_status_changes_total", "podstatus_status_patches_total", "podstatus_status_skips_total",
 		"podstatus_status_conflicts_total", "podstatus_status_retries_total"); err != nil {
 		t.Fatal(err)
 	}

@@ -391,6 +391,11 @@ func (a *agent) transformPod(o any) (any, error) {
 // multiObserver fans status.Observer events out.
 type multiObserver []status.Observer
 
+func (m multiObserver) OnChange(p status.PodRef) {
+	for _, o := range m {
+		o.OnChange(p)
+	}
+}
 func (m multiObserver) OnPatch(p status.PodRef, b int, d time.Duration, err error) {
 	for _, o := range m {
 		o.OnPatch(p, b, d, err)

@@ -124,7 +124,7 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 				}
 			}
 		}
-		changes, patches := got["podstatus_fleet_pod_status_changes_total"], got["podstatus_status_patches_total,result=success"]
+		changes, patches := got["podstatus_status_changes_total"], got["podstatus_status_patches_total,result=success"]
 		return got["podstatus_fleet_pods,phase=Running"] == 1 && patches >= 1 && changes >= patches &&
 			got["kubelet_pod_status_sync_duration_seconds"] >= 1 && got["podstatus_fleet_lease_renewals_total"] >= 2
 	})

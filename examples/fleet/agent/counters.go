@@ -22,8 +22,8 @@ type counters struct {
 	status.NopObserver
 	byPhase            [5]atomic.Int64
 	patches, patchErrs atomic.Int64
-	// statusChanges counts the statuses handed to the Manager that changed its cached
-	// status: what "one request per status change" is measured against.
+	// statusChanges counts the Manager's OnChange: statuses that changed its cache,
+	// what "one request per status change" is measured against.
 	statusChanges      atomic.Int64
 	leaseRenewals      atomic.Int64
 	nodeStatusReports  atomic.Int64
@@ -59,6 +59,10 @@ func (c *counters) setPhase(old, new v1.PodPhase) {
 }
 
 // OnPatch implements status.Observer.
+// OnChange implements status.Observer (promobserver exports the same count as
+// podstatus_status_changes_total; this one feeds the progress line).
+func (c *counters) OnChange(status.PodRef) { c.statusChanges.Add(1) }
+
 func (c *counters) OnPatch(_ status.PodRef, _ int, _ time.Duration, err error) {
 	if err != nil {
 		c.patchErrs.Add(1)
@@ -91,7 +95,6 @@ func (c *counters) register(reg prometheus.Registerer) error {
 		"podstatus_fleet_lease_renewals_total":      &c.leaseRenewals,
 		"podstatus_fleet_node_status_reports_total": &c.nodeStatusReports,
 		"podstatus_fleet_pod_deletions_total":       &c.deletes,
-		"podstatus_fleet_pod_status_changes_total":  &c.statusChanges,
 	} {
 		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "Agent total: " + name + "."},
 			func() float64 { return float64(v.Load()) })); err != nil {

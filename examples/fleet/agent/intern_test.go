@@ -36,7 +36,9 @@ func decodedPod(name, ip string) *v1.Pod {
 	}
 }
 
-func sameData[S ~string](a, b S) bool { return unsafe.StringData(string(a)) == unsafe.StringData(string(b)) }
+func sameData[S ~string](a, b S) bool {
+	return unsafe.StringData(string(a)) == unsafe.StringData(string(b))
+}
 
 func TestInternPodSharesRepeatedStringsAndChangesNoValue(t *testing.T) {
 	a, b := decodedPod("a", "10.1.0.1"), decodedPod("b", "10.1.0.2")

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -193,8 +192,6 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 		if err := a.status.SetPodStatus(pod, st); err != nil {
 			a.counts.errors.Add(1)
 			a.log.Error(err, "Status manager rejected the status", "pod", klogRef(pod))
-		} else if after, ok := a.status.GetPodStatus(uid); ok && (previous == nil || !apiequality.Semantic.DeepEqual(*previous, after)) {
-			a.counts.statusChanges.Add(1)
 		}
 		a.counts.setPhase(e.phase, st.Phase)
 		e.phase = st.Phase

@@ -56,8 +56,8 @@ type agentProc struct {
 }
 
 // statusChangesMetric is the fleet agent's count of statuses that changed its status
-// manager's cache (examples/fleet/agent).
-const statusChangesMetric = "podstatus_fleet_pod_status_changes_total"
+// manager's cache (status.Observer's OnChange, exported by status/promobserver).
+const statusChangesMetric = "podstatus_status_changes_total"
 
 // statusChanges reads statusChangesMetric from the agent; ok is false for an agent
 // without it.

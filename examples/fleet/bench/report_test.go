@@ -15,9 +15,9 @@ func TestAgentStatusChanges(t *testing.T) {
 		want    float64
 		wantErr string
 	}{
-		{name: "counter", body: "# TYPE podstatus_fleet_pod_status_changes_total counter\npodstatus_fleet_pod_status_changes_total 4.2e+04\nother_total 1\n", want: 42000},
-		{name: "missing", body: "other_total 1\n", wantErr: "has no podstatus_fleet_pod_status_changes_total"},
-		{name: "not a number", body: "podstatus_fleet_pod_status_changes_total many\n", wantErr: "podstatus_fleet_pod_status_changes_total"},
+		{name: "counter", body: "# TYPE podstatus_status_changes_total counter\npodstatus_status_changes_total 4.2e+04\nother_total 1\n", want: 42000},
+		{name: "missing", body: "other_total 1\n", wantErr: "has no podstatus_status_changes_total"},
+		{name: "not a number", body: "podstatus_status_changes_total many\n", wantErr: "podstatus_status_changes_total"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(c.body)) }))

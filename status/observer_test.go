@@ -1,0 +1,77 @@
+package status
+
+import (
+	"sync"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// changeCounter counts OnChange and checks that the Manager's lock is not held.
+type changeCounter struct {
+	NopObserver
+	t    *testing.T
+	m    *Manager
+	mu   sync.Mutex
+	refs []PodRef
+}
+
+func (c *changeCounter) OnChange(p PodRef) {
+	if !c.m.mu.TryLock() {
+		c.t.Error("OnChange called with the Manager's lock held")
+	} else {
+		c.m.mu.Unlock()
+	}
+	c.mu.Lock()
+	c.refs = append(c.refs, p)
+	c.mu.Unlock()
+}
+
+func (c *changeCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.refs)
+}
+
+func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
+	obs := &changeCounter{t: t}
+	m, _ := mgrNewCache(t, Options{Observer: obs})
+	obs.m = m
+	pod := mgrPod()
+	pod.Spec.Containers = []v1.Container{{Name: "app"}}
+	running := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{
+		Name: "app", ContainerID: "containerd://app", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+	}}}
+	changed := running.DeepCopy()
+	changed.Message = "changed"
+
+	for _, step := range []struct {
+		name    string
+		do      func() error
+		changes int // OnChange calls expected from this step
+	}{
+		{"first status", func() error { return m.SetPodStatus(pod, running) }, 1},
+		{"same status again", func() error { return m.SetPodStatus(pod, running) }, 0},
+		{"a changed field", func() error { return m.SetPodStatus(pod, *changed) }, 1},
+		{"container turns ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 1},
+		{"container already ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 0},
+		{"unknown container", func() error { return m.SetContainerReadiness(pod.UID, "containerd://nope", false) }, 0},
+		{"container started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 1},
+		{"container already started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 0},
+		{"unknown pod", func() error { return m.SetContainerStartup("other", "containerd://app", true) }, 0},
+		{"terminated (always a new version)", func() error { return m.TerminatePod(pod) }, 1},
+		{"a pod without a UID", func() error { return m.SetPodStatus(&v1.Pod{}, running) }, 0},
+	} {
+		before, v0 := obs.count(), mgrVersion(m, pod.UID)
+		_ = step.do() // errors are the point of some steps; what matters is what was reported
+		got, versions := obs.count()-before, int(mgrVersion(m, pod.UID)-v0)
+		if got != step.changes || got != versions {
+			t.Errorf("%s: %d OnChange, %d new versions; want %d of each", step.name, got, versions, step.changes)
+		}
+	}
+	for _, r := range obs.refs {
+		if r != (PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}) {
+			t.Errorf("OnChange for %+v, want the pod's reference", r)
+		}
+	}
+}
