@@ -109,7 +109,8 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // podstate.Input.Stamp applies too, and caches it as a new version unless it equals the
 // cached status on every kubelet-owned field (force overrides that). s must be the
 // caller's own copy. e may be nil (first status of the pod). changed reports a new
-// version (what Observer.OnChange reports).
+// version that differs from the cached status on a kubelet-owned field (what
+// Observer.OnChange reports); a forced version of the same status is not a change.
 func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
 	var old *v1.PodStatus
 	cached := e != nil && e.hasStatus
@@ -137,7 +138,8 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 		s.VolumeHealth = old.VolumeHealth
 	}
 	normalize(pod, &s)
-	if cached && !force && equalByKubelet(&e.status, &s, m.own) {
+	same := cached && equalByKubelet(&e.status, &s, m.own)
+	if same && !force {
 		m.log.V(4).Info("Ignoring same status", "pod", klogRef(pod), "podUID", pod.UID)
 		return false, nil
 	}
@@ -157,7 +159,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 		e.at = now.Time
 	}
 	m.markDirtyLocked(e)
-	return true, nil
+	return !same, nil
 }
 
 // markDirtyLocked queues e for the next sync and wakes the loop.

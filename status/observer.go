@@ -31,11 +31,12 @@ const (
 // NopObserver to implement only some of the methods.
 type Observer interface {
 	// OnChange follows a SetPodStatus, TerminatePod, SetContainerReadiness or
-	// SetContainerStartup that changed the cached status (a kubelet-owned field differs,
-	// or the call forces a new version as TerminatePod does): one more status for the
-	// server. Counting these against OnPatch gives requests per status change. Ready
-	// changes the Manager derives itself, when another controller flips a readiness
-	// gate, are not reported.
+	// SetContainerStartup that changed a kubelet-owned field of the cached status: one
+	// more status for the server. Counting these against OnPatch gives requests per
+	// status change. Not reported: a forced new version of the same status (as
+	// SetPodStatus makes for a pod with a deletionTimestamp, like the kubelet), and the
+	// Ready changes the Manager derives itself when another controller flips a
+	// readiness gate.
 	OnChange(pod PodRef)
 	// OnPatch follows every PATCH request: the patch size, how long the request took,
 	// and its error (nil on success).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // changeCounter counts OnChange and checks that the Manager's lock is not held.
@@ -44,29 +45,34 @@ func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 	}}}
 	changed := running.DeepCopy()
 	changed.Message = "changed"
+	deleting := pod.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: mgrT0}
 
 	for _, step := range []struct {
 		name    string
 		do      func() error
 		changes int // OnChange calls expected from this step
+		forced  int // new versions of the same status it makes (not changes)
 	}{
-		{"first status", func() error { return m.SetPodStatus(pod, running) }, 1},
-		{"same status again", func() error { return m.SetPodStatus(pod, running) }, 0},
-		{"a changed field", func() error { return m.SetPodStatus(pod, *changed) }, 1},
-		{"container turns ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 1},
-		{"container already ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 0},
-		{"unknown container", func() error { return m.SetContainerReadiness(pod.UID, "containerd://nope", false) }, 0},
-		{"container started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 1},
-		{"container already started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 0},
-		{"unknown pod", func() error { return m.SetContainerStartup("other", "containerd://app", true) }, 0},
-		{"terminated (always a new version)", func() error { return m.TerminatePod(pod) }, 1},
-		{"a pod without a UID", func() error { return m.SetPodStatus(&v1.Pod{}, running) }, 0},
+		{"first status", func() error { return m.SetPodStatus(pod, running) }, 1, 0},
+		{"same status again", func() error { return m.SetPodStatus(pod, running) }, 0, 0},
+		{"a changed field", func() error { return m.SetPodStatus(pod, *changed) }, 1, 0},
+		{"container turns ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 1, 0},
+		{"container already ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 0, 0},
+		{"unknown container", func() error { return m.SetContainerReadiness(pod.UID, "containerd://nope", false) }, 0, 0},
+		{"container started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 1, 0},
+		{"container already started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 0, 0},
+		{"unknown pod", func() error { return m.SetContainerStartup("other", "containerd://app", true) }, 0, 0},
+		{"deleting: the same status is forced", func() error { return m.SetPodStatus(deleting, mgrStatus(t, m, pod.UID)) }, 0, 1},
+		{"terminated", func() error { return m.TerminatePod(deleting) }, 1, 0},
+		{"terminated again: forced, unchanged", func() error { return m.TerminatePod(deleting) }, 0, 1},
+		{"a pod without a UID", func() error { return m.SetPodStatus(&v1.Pod{}, running) }, 0, 0},
 	} {
 		before, v0 := obs.count(), mgrVersion(m, pod.UID)
 		_ = step.do() // errors are the point of some steps; what matters is what was reported
 		got, versions := obs.count()-before, int(mgrVersion(m, pod.UID)-v0)
-		if got != step.changes || got != versions {
-			t.Errorf("%s: %d OnChange, %d new versions; want %d of each", step.name, got, versions, step.changes)
+		if got != step.changes || versions != step.changes+step.forced {
+			t.Errorf("%s: %d OnChange, %d new versions; want %d and %d", step.name, got, versions, step.changes, step.changes+step.forced)
 		}
 	}
 	for _, r := range obs.refs {
