@@ -28,10 +28,12 @@ const ReasonSimulationError = "SimulationError"
 
 // podEntry is the agent's state of one pod: the newest informer copy and its simulated
 // runtime. Workers serialise on mu (the work queue already never hands one pod to two
-// workers at once; mu guards against the informer's handlers).
+// workers at once; mu guards against the informer's delete handler). mu is never held
+// across a request: the informer's one handler goroutine may wait for it, and every
+// other pod's events would wait behind a slow API server.
 type podEntry struct {
 	mu      sync.Mutex
-	pod     *v1.Pod // newest informer copy
+	pod     atomic.Pointer[v1.Pod] // newest informer copy; the add/update handler sets it without mu
 	node    *nodeState
 	sim     *podsim.Pod
 	simRV   string // resourceVersion last given to sim
@@ -41,7 +43,7 @@ type podEntry struct {
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
 	// manager's CouldHaveRunningContainers (read without mu).
 	couldRun atomic.Bool
-	deleted  bool // our DELETE was accepted (or raced): do not send it again
+	deleted  bool // our DELETE is in flight or was accepted (or raced): do not send it again
 }
 
 // podTable maps pod UIDs to entries.
@@ -74,9 +76,7 @@ func (a *agent) onPod(obj any) {
 		a.pods.pods[pod.UID] = e
 	}
 	a.pods.mu.Unlock()
-	e.mu.Lock()
-	e.pod = pod
-	e.mu.Unlock()
+	e.pod.Store(pod)
 	a.queue.Add(pod.UID)
 }
 
@@ -135,12 +135,20 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 	if e == nil {
 		return
 	}
+	if del := a.stepPod(e, uid); del != nil {
+		a.deletePod(ctx, e, del) // without e.mu: a request
+	}
+}
+
+// stepPod is syncPod under e.mu: it returns the pod to delete, if its time has come (e
+// is then marked deleted, so that no other step sends the DELETE again).
+func (a *agent) stepPod(e *podEntry, uid types.UID) (del *v1.Pod) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.removed || e.pod == nil {
-		return
+	pod := e.pod.Load()
+	if e.removed || pod == nil {
+		return nil
 	}
-	pod := e.pod
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
 		cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
@@ -205,14 +213,16 @@ func (a *agent) syncPod(ctx context.Context, uid types.UID) {
 		e.stopped = true
 	}
 
-	if pod.DeletionTimestamp != nil && facts.Done && !e.deleted && terminal(pod.Status.Phase) {
-		if s, ok := a.status.GetPodStatus(uid); !ok || terminal(s.Phase) {
-			a.deletePod(ctx, e, pod)
-		}
-	}
 	if next := e.sim.Next(); !next.IsZero() {
 		a.queue.AddAfter(uid, next.Sub(now))
 	}
+	if pod.DeletionTimestamp != nil && facts.Done && !e.deleted && terminal(pod.Status.Phase) {
+		if s, ok := a.status.GetPodStatus(uid); !ok || terminal(s.Phase) {
+			e.deleted = true
+			return pod
+		}
+	}
+	return nil
 }
 
 // deletePod removes a terminated pod from the API server as the kubelet's status manager
@@ -227,12 +237,14 @@ func (a *agent) deletePod(ctx context.Context, e *podEntry, pod *v1.Pod) {
 	})
 	switch {
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		e.deleted = true
 		a.counts.deletes.Add(1)
 		a.queue.Forget(pod.UID)
 	default:
 		a.counts.errors.Add(1)
 		a.log.V(1).Info("Delete of a terminated pod failed; retrying", "pod", klogRef(pod), "err", err)
+		e.mu.Lock()
+		e.deleted = false
+		e.mu.Unlock()
 		a.queue.AddRateLimited(pod.UID)
 	}
 }
