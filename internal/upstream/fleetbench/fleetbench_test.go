@@ -88,7 +88,7 @@ func TestFleetAgent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench.Run: %v", err)
 	}
-	checkReport(t, rep, float64(pods)/100)
+	checkReport(t, rep, float64(pods)/100, float64(pods)) // exactly one final DELETE per pod
 }
 
 // TestKWOK runs the same against KWOK, when a kwok binary is on PATH (CI does not
@@ -118,16 +118,17 @@ func TestKWOK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench.Run: %v", err)
 	}
-	checkReport(t, rep, float64(pods))
+	checkReport(t, rep, float64(pods), 2*float64(pods))
 	if r := rep.Results[0]; r.AgentProcess == nil || r.AgentProcess.CPUSeconds <= 0 || r.AgentProcess.PeakRSSBytes <= 0 {
 		t.Errorf("no CPU time or peak RSS for the kwok process the bench started: %+v", r.AgentProcess)
 	}
 }
 
 // checkReport checks the one run of rep; maxNotFound bounds the agent's DELETEs of pods
-// answered 404 (KWOK's fast pod-delete stage deletes every pod twice, the second time
-// answered 404).
-func checkReport(t *testing.T, rep *bench.Report, maxNotFound float64) {
+// answered 404 and maxOK those answered 200 (at least one per pod). KWOK's fast
+// pod-delete stage may delete a pod twice: the second DELETE is answered 404 when the pod
+// is gone, and 200 when it lands before the first one finished.
+func checkReport(t *testing.T, rep *bench.Report, maxNotFound, maxOK float64) {
 	t.Helper()
 	var md strings.Builder
 	if err := rep.WriteMarkdown(&md); err != nil {
@@ -165,8 +166,8 @@ func checkReport(t *testing.T, rep *bench.Report, maxNotFound float64) {
 			}
 		}
 	}
-	if deleted != float64(pods) {
-		t.Errorf("the agent deleted %v pods, want %d (one final DELETE per pod)", deleted, pods)
+	if deleted < float64(pods) || deleted > maxOK {
+		t.Errorf("the agent's DELETEs of pods answered 200: %v, want from %d (one final DELETE per pod) to %v", deleted, pods, maxOK)
 	}
 	if notFound > maxNotFound {
 		t.Errorf("%v DELETEs of pods answered 404, want at most %v", notFound, maxNotFound)
