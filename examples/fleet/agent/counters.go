@@ -58,11 +58,11 @@ func (c *counters) setPhase(old, new v1.PodPhase) {
 	}
 }
 
-// OnPatch implements status.Observer.
 // OnChange implements status.Observer (promobserver exports the same count as
 // podstatus_status_changes_total; this one feeds the progress line).
 func (c *counters) OnChange(status.PodRef) { c.statusChanges.Add(1) }
 
+// OnPatch implements status.Observer.
 func (c *counters) OnPatch(_ status.PodRef, _ int, _ time.Duration, err error) {
 	if err != nil {
 		c.patchErrs.Add(1)
