@@ -1,8 +1,8 @@
 // Package conditions works on lists of pod conditions the way the kubelet does: find one,
-// set one with the lastTransitionTime rule, tell which condition types the kubelet owns
-// or shares, and validate custom condition types and readiness gates.
+// tell which condition types the kubelet owns or shares with other writers, read a pod's
+// Ready condition as the eviction API does, and validate custom condition types and
+// readiness gates as the API server does.
 //
-// The lastTransitionTime rule is the one the kubelet's status manager applies: the time
-// changes only when a condition's Status changes (or the condition is new); a change of
-// Reason, Message or ObservedGeneration keeps the old time.
+// Writing a condition with the kubelet's lastTransitionTime rule (a new time only when the
+// Status changes) is done for you by readiness.Apply, podstate.Stamp and status.Manager.
 package conditions

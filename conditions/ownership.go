@@ -42,11 +42,3 @@ func (o Ownership) Shared(t v1.PodConditionType) bool { return t == v1.Disruptio
 
 // Foreign reports whether t is neither owned nor shared: the kubelet never writes it.
 func (o Ownership) Foreign(t v1.PodConditionType) bool { return !o.Owned(t) && !o.Shared(t) }
-
-// OwnedByKubelet reports whether the kubelet v1.37.0 (default gates) owns condition type
-// t. Use Ownership{Features: f}.Owned for another feature set.
-func OwnedByKubelet(t v1.PodConditionType) bool { return Ownership{}.Owned(t) }
-
-// SharedWithKubelet reports whether the kubelet shares condition type t with other
-// writers (DisruptionTarget in every supported version).
-func SharedWithKubelet(t v1.PodConditionType) bool { return Ownership{}.Shared(t) }

@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-func TestPodReady(t *testing.T) {
+func TestIsPodReady(t *testing.T) {
 	cond := func(t v1.PodConditionType, s v1.ConditionStatus) v1.PodCondition {
 		return v1.PodCondition{Type: t, Status: s}
 	}
@@ -27,8 +27,8 @@ func TestPodReady(t *testing.T) {
 		{"first Ready wins (False then True)", pod(cond(v1.PodReady, v1.ConditionFalse), cond(v1.PodReady, v1.ConditionTrue)), false},
 		{"a Failed pod with a stale Ready=True counts by its condition", &v1.Pod{Status: v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue)}}}, true},
 	} {
-		if got := PodReady(tc.pod); got != tc.want {
-			t.Errorf("%s: PodReady = %v, want %v", tc.name, got, tc.want)
+		if got := IsPodReady(tc.pod); got != tc.want {
+			t.Errorf("%s: IsPodReady = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -315,7 +315,7 @@ func TestPropertyConditions(t *testing.T) {
 		}
 		var want []v1.PodCondition
 		for _, c := range in.Pod.Status.Conditions {
-			if !conditions.OwnedByKubelet(c.Type) {
+			if !(conditions.Ownership{}).Owned(c.Type) {
 				want = append(want, c)
 			}
 		}

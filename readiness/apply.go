@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/internal/accept"
 )
 
 // Apply writes r's conditions into s with the kubelet's lastTransitionTime rule and
@@ -23,7 +24,7 @@ func Apply(s *v1.PodStatus, r Result, now metav1.Time) bool {
 			return
 		}
 		var ch bool
-		s.Conditions, ch = conditions.Set(s.Conditions, c, now)
+		s.Conditions, ch = accept.SetCondition(s.Conditions, c, now)
 		changed = changed || ch
 	}
 	set(r.PodReadyToStartContainers)
@@ -61,7 +62,7 @@ func ForceTerminal(s *v1.PodStatus, now metav1.Time) bool {
 		if old := conditions.Get(s.Conditions, t); old != nil {
 			c.ObservedGeneration = old.ObservedGeneration
 		}
-		s.Conditions, _ = conditions.Set(s.Conditions, c, now)
+		s.Conditions, _ = accept.SetCondition(s.Conditions, c, now)
 	}
 	return true
 }

@@ -105,7 +105,7 @@ func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConf
 			// As the kubelet does, the first condition of the type is the one sent
 			// (duplicates send it again, which changes nothing).
 			c = *conditions.Get(out.Conditions, c.Type)
-			c.LastTransitionTime = conditions.TransitionTime(server.Conditions, c.Type, c.Status, cfg.now)
+			c.LastTransitionTime = accept.TransitionTime(server.Conditions, c.Type, c.Status, cfg.now)
 			if i := conditions.Index(conds, c.Type); i >= 0 {
 				conds[i] = c
 			} else {

@@ -62,7 +62,7 @@ func Stamp(s, old *v1.PodStatus, now metav1.Time) {
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
 		if stamped(c.Type) && conditions.Index(s.Conditions, c.Type) == i {
-			c.LastTransitionTime = conditions.TransitionTime(old.Conditions, c.Type, c.Status, now)
+			c.LastTransitionTime = TransitionTime(old.Conditions, c.Type, c.Status, now)
 		}
 	}
 	switch {
@@ -84,4 +84,44 @@ func ObservedGeneration(pod *v1.Pod, f features.Set) int64 {
 		return pod.Generation
 	}
 	return 0
+}
+
+// SetCondition replaces the first condition of c's type in conds, or appends c when there
+// is none, with the kubelet's lastTransitionTime rule, and reports whether anything
+// changed: when a condition of that type exists with the same Status, its
+// LastTransitionTime is kept (even when it is zero, as the kubelet does); otherwise it
+// becomes now. Any LastTransitionTime on c is ignored. Like append, SetCondition may write
+// into the backing array of conds and returns the slice to use from then on.
+//
+// changed is true when the condition is new, or when Status, Reason, Message,
+// LastProbeTime, LastTransitionTime or ObservedGeneration differ from the old one.
+func SetCondition(conds []v1.PodCondition, c v1.PodCondition, now metav1.Time) ([]v1.PodCondition, bool) {
+	i := conditions.Index(conds, c.Type)
+	if i < 0 {
+		c.LastTransitionTime = now
+		return append(conds, c), true
+	}
+	old := conds[i]
+	if old.Status == c.Status {
+		c.LastTransitionTime = old.LastTransitionTime
+	} else {
+		c.LastTransitionTime = now
+	}
+	changed := old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message ||
+		!old.LastProbeTime.Equal(&c.LastProbeTime) ||
+		!old.LastTransitionTime.Equal(&c.LastTransitionTime) ||
+		old.ObservedGeneration != c.ObservedGeneration
+	conds[i] = c
+	return conds, changed
+}
+
+// TransitionTime returns the lastTransitionTime a condition of type t with status s
+// carries, given the previous list old: the old time when old has that type with the same
+// status, else now. It is the rule SetCondition applies, for callers that build lists
+// themselves.
+func TransitionTime(old []v1.PodCondition, t v1.PodConditionType, s v1.ConditionStatus, now metav1.Time) metav1.Time {
+	if p := conditions.Get(old, t); p != nil && p.Status == s {
+		return p.LastTransitionTime
+	}
+	return now
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -79,3 +81,66 @@ func TestObservedGeneration(t *testing.T) {
 		t.Errorf("tracking off, one on the server: %d", got)
 	}
 }
+func TestSet(t *testing.T) {
+	ready := func(s v1.ConditionStatus, reason string, ltt metav1.Time) v1.PodCondition {
+		return v1.PodCondition{Type: v1.PodReady, Status: s, Reason: reason, LastTransitionTime: ltt}
+	}
+	cases := []struct {
+		name    string
+		conds   []v1.PodCondition
+		set     v1.PodCondition
+		want    []v1.PodCondition
+		changed bool
+	}{
+		{"append to nil", nil, ready(v1.ConditionTrue, "", at(9)),
+			[]v1.PodCondition{ready(v1.ConditionTrue, "", at(1))}, true},
+		{"append after others", []v1.PodCondition{{Type: "x"}}, ready(v1.ConditionTrue, "", metav1.Time{}),
+			[]v1.PodCondition{{Type: "x"}, ready(v1.ConditionTrue, "", at(1))}, true},
+		{"same status keeps LTT, caller's LTT ignored", []v1.PodCondition{ready(v1.ConditionTrue, "", at(0))},
+			ready(v1.ConditionTrue, "", at(9)), []v1.PodCondition{ready(v1.ConditionTrue, "", at(0))}, false},
+		{"same status, new reason: LTT kept, changed", []v1.PodCondition{ready(v1.ConditionFalse, "A", at(0))},
+			ready(v1.ConditionFalse, "B", metav1.Time{}), []v1.PodCondition{ready(v1.ConditionFalse, "B", at(0))}, true},
+		{"status flips: LTT now", []v1.PodCondition{ready(v1.ConditionFalse, "A", at(0))},
+			ready(v1.ConditionTrue, "", metav1.Time{}), []v1.PodCondition{ready(v1.ConditionTrue, "", at(1))}, true},
+		{"zero old LTT with the same status stays zero", []v1.PodCondition{ready(v1.ConditionTrue, "", metav1.Time{})},
+			ready(v1.ConditionTrue, "", at(5)), []v1.PodCondition{ready(v1.ConditionTrue, "", metav1.Time{})}, false},
+		{"observedGeneration change is a change", []v1.PodCondition{ready(v1.ConditionTrue, "", at(0))},
+			v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, ObservedGeneration: 2},
+			[]v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, ObservedGeneration: 2, LastTransitionTime: at(0)}}, true},
+		{"message change is a change", []v1.PodCondition{ready(v1.ConditionTrue, "", at(0))},
+			v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, Message: "m"},
+			[]v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, Message: "m", LastTransitionTime: at(0)}}, true},
+		{"probe time change is a change", []v1.PodCondition{ready(v1.ConditionTrue, "", at(0))},
+			v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue, LastProbeTime: at(3)},
+			[]v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastProbeTime: at(3), LastTransitionTime: at(0)}}, true},
+		{"first of duplicates replaced in place", []v1.PodCondition{{Type: "x"}, ready(v1.ConditionFalse, "", at(0)), ready(v1.ConditionTrue, "", at(0))},
+			ready(v1.ConditionTrue, "", metav1.Time{}),
+			[]v1.PodCondition{{Type: "x"}, ready(v1.ConditionTrue, "", at(1)), ready(v1.ConditionTrue, "", at(0))}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, changed := SetCondition(c.conds, c.set, at(1))
+			if changed != c.changed {
+				t.Errorf("changed = %v, want %v", changed, c.changed)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTransitionTime(t *testing.T) {
+	old := []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: at(0)}}
+	if got := TransitionTime(old, v1.PodReady, v1.ConditionTrue, at(5)); got != at(0) {
+		t.Errorf("same status: %v", got)
+	}
+	if got := TransitionTime(old, v1.PodReady, v1.ConditionFalse, at(5)); got != at(5) {
+		t.Errorf("flipped: %v", got)
+	}
+	if got := TransitionTime(old, v1.ContainersReady, v1.ConditionTrue, at(5)); got != at(5) {
+		t.Errorf("absent: %v", got)
+	}
+}
+
+func at(mm int) metav1.Time { return metav1.NewTime(time.Date(2026, 1, 1, 0, mm, 0, 0, time.UTC)) }

@@ -35,7 +35,7 @@ type BudgetOptions struct {
 	Scale ScaleResolver
 
 	// IsPodReady decides whether a pod is healthy. Nil means
-	// [conditions.PodReady], the upstream rule.
+	// [conditions.IsPodReady], the upstream rule.
 	IsPodReady func(*v1.Pod) bool
 }
 

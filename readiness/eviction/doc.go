@@ -20,7 +20,7 @@
 //     pruning of disruptedPods and the fail-safe status on sync errors.
 //
 // "Healthy" means the pod's first Ready condition is True
-// ([conditions.PodReady]), as upstream. Callers whose readiness is computed elsewhere (for example by this
+// ([conditions.IsPodReady]), as upstream. Callers whose readiness is computed elsewhere (for example by this
 // module's readiness engine) pass their own predicate in the options.
 //
 // Where upstream retries against live state (conflicts on the pod or the PDB),

@@ -6,11 +6,11 @@ import (
 	"github.com/podstatus/podstatus/conditions"
 )
 
-// readyFunc returns f, or [conditions.PodReady] (the upstream health rule,
+// readyFunc returns f, or [conditions.IsPodReady] (the upstream health rule,
 // podutil.IsPodReady) when f is nil.
 func readyFunc(f func(*v1.Pod) bool) func(*v1.Pod) bool {
 	if f == nil {
-		return conditions.PodReady
+		return conditions.IsPodReady
 	}
 	return f
 }

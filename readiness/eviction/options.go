@@ -30,7 +30,7 @@ type Options struct {
 	DryRun []string
 
 	// IsPodReady decides whether a pod is healthy. Nil means
-	// [conditions.PodReady], the upstream rule. Pass another predicate only for what-if analysis: the real
+	// [conditions.IsPodReady], the upstream rule. Pass another predicate only for what-if analysis: the real
 	// server always uses the reported Ready condition.
 	IsPodReady func(*v1.Pod) bool
 

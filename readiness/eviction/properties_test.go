@@ -85,7 +85,7 @@ func TestPropertyAlwaysAllowNeverBlocksUnreadyRunningPod(t *testing.T) {
 		pod.Status.Phase = rapid.SampledFrom([]v1.PodPhase{v1.PodRunning, v1.PodUnknown}).Draw(t, "runningPhase")
 		pod.DeletionTimestamp = nil
 		pod.Labels["a"] = "true"
-		if conditions.PodReady(pod) {
+		if conditions.IsPodReady(pod) {
 			pod.Status.Conditions[0].Status = v1.ConditionFalse
 		}
 		pdb := genPDB(t, "guard")

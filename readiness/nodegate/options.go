@@ -103,7 +103,7 @@ type Options struct {
 	// "" means NoGatesReady.
 	NoGates NoGatesPolicy
 
-	// IsPodReady decides pod readiness; nil means [conditions.PodReady] (the
+	// IsPodReady decides pod readiness; nil means [conditions.IsPodReady] (the
 	// pod's first Ready condition is True). The module's readiness engine can
 	// be plugged in here.
 	IsPodReady func(*v1.Pod) bool
@@ -137,7 +137,7 @@ func (o Options) withDefaults() Options {
 		o.NoGates = NoGatesReady
 	}
 	if o.IsPodReady == nil {
-		o.IsPodReady = conditions.PodReady
+		o.IsPodReady = conditions.IsPodReady
 	}
 	return o
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/conditions"
@@ -27,11 +28,12 @@ func TestPodShape(t *testing.T) {
 			}
 			seen[n] = true
 		}
-		if err := conditions.ValidateReadinessGates(pod.Spec.ReadinessGates); err != nil {
+		if errs := conditions.ValidateReadinessGates(pod.Spec.ReadinessGates, field.NewPath("spec", "readinessGates")); len(errs) != 0 {
+			err := errs.ToAggregate()
 			t.Fatalf("generated invalid gates: %v", err)
 		}
 		for _, g := range pod.Spec.ReadinessGates {
-			if conditions.OwnedByKubelet(g.ConditionType) || conditions.SharedWithKubelet(g.ConditionType) {
+			if (conditions.Ownership{}).Owned(g.ConditionType) || (conditions.Ownership{}).Shared(g.ConditionType) {
 				t.Fatalf("gate on a kubelet condition %q", g.ConditionType)
 			}
 		}

@@ -459,7 +459,7 @@ func kubeletOwned(s v1.PodStatus) v1.PodStatus {
 	s = *s.DeepCopy()
 	kept := s.Conditions[:0]
 	for _, c := range s.Conditions {
-		if conditions.OwnedByKubelet(c.Type) || conditions.SharedWithKubelet(c.Type) {
+		if (conditions.Ownership{}).Owned(c.Type) || (conditions.Ownership{}).Shared(c.Type) {
 			kept = append(kept, c)
 		}
 	}
@@ -473,7 +473,7 @@ func foreignFirst(s v1.PodStatus) v1.PodStatus {
 	s = *s.DeepCopy()
 	var foreign, kubelet []v1.PodCondition
 	for _, c := range s.Conditions {
-		if conditions.OwnedByKubelet(c.Type) || conditions.SharedWithKubelet(c.Type) {
+		if (conditions.Ownership{}).Owned(c.Type) || (conditions.Ownership{}).Shared(c.Type) {
 			kubelet = append(kubelet, c)
 		} else {
 			foreign = append(foreign, c)

@@ -335,7 +335,7 @@ func (w *world) status(consistent bool) v1.PodStatus {
 	}
 	// Foreign conditions come from the kubelet's informer copy, first.
 	for _, c := range w.view.Status.Conditions {
-		if !conditions.OwnedByKubelet(c.Type) && !conditions.SharedWithKubelet(c.Type) {
+		if !(conditions.Ownership{}).Owned(c.Type) && !(conditions.Ownership{}).Shared(c.Type) {
 			s.Conditions = append(s.Conditions, c)
 		}
 	}
