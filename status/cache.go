@@ -33,6 +33,10 @@ type entry struct {
 	version, synced uint64
 	// finished is set by TerminatePod and is sticky.
 	finished bool
+	// deleted is set once the Manager deleted the pod object (Options.Deleter): the entry
+	// stays, with its last status, as a tombstone that ignores further statuses and
+	// server copies until ForgetPod or RemoveOrphanedStatuses.
+	deleted bool
 	// at is when the oldest change not yet on the server was made.
 	at time.Time
 
@@ -58,7 +62,7 @@ type entry struct {
 	gone bool
 }
 
-func (e *entry) pending() bool { return e.hasStatus && e.synced < e.version }
+func (e *entry) pending() bool { return e.hasStatus && !e.deleted && e.synced < e.version }
 
 func (e *entry) ref() PodRef { return PodRef{Namespace: e.namespace, Name: e.name, UID: e.uid} }
 
@@ -112,6 +116,10 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // version that differs from the cached status on a kubelet-owned field (what
 // Observer.OnChange reports); a forced version of the same status is not a change.
 func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
+	if e != nil && e.deleted {
+		m.log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", klogRef(pod), "podUID", pod.UID)
+		return false, nil
+	}
 	var old *v1.PodStatus
 	cached := e != nil && e.hasStatus
 	if cached {

@@ -91,7 +91,14 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 	if err := checkPod(pod); err != nil {
 		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
-	st := *s.DeepCopy()
+	if err := m.setPodStatus(pod, *s.DeepCopy()); err != nil {
+		return fmt.Errorf("status: SetPodStatus: %w", err)
+	}
+	return nil
+}
+
+// setPodStatus is SetPodStatus for a checked pod and a status the Manager may keep.
+func (m *Manager) setPodStatus(pod *v1.Pod, st v1.PodStatus) error {
 	st.ObservedGeneration = accept.ObservedGeneration(pod, m.opts.Features)
 	var changed bool
 	defer func() { m.reportChange(changed, pod) }() // after Unlock: Observer calls are made unlocked
@@ -99,7 +106,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
 	defer m.mu.Unlock()
 	changed, err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
 	if err != nil {
-		return fmt.Errorf("status: SetPodStatus: %w", err)
+		return err
 	}
 	if e := m.pods[pod.UID]; e != nil && reportsGate(pod, st.Conditions) {
 		// The caller built st from what it knows of the gates; that is newer than our base.
@@ -239,6 +246,14 @@ func (m *Manager) TerminatePod(pod *v1.Pod) error {
 	if err := checkPod(pod); err != nil {
 		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
+	if err := m.terminatePod(pod); err != nil {
+		return fmt.Errorf("status: TerminatePod: %w", err)
+	}
+	return nil
+}
+
+// terminatePod is TerminatePod for a checked pod.
+func (m *Manager) terminatePod(pod *v1.Pod) error {
 	var changed bool
 	defer func() { m.reportChange(changed, pod) }()
 	m.mu.Lock()
@@ -249,10 +264,7 @@ func (m *Manager) TerminatePod(pod *v1.Pod) error {
 		base = &e.status
 	}
 	changed, err := m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
-	if err != nil {
-		return fmt.Errorf("status: TerminatePod: %w", err)
-	}
-	return nil
+	return err
 }
 
 // GetPodStatus returns a copy of the cached status of the pod with that UID.
@@ -319,10 +331,17 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		e = &entry{uid: pod.UID, namespace: pod.Namespace, name: pod.Name}
 		m.pods[pod.UID] = e
 	}
-	if !m.adoptBaseLocked(e, pod) || !e.hasStatus {
+	if e.deleted || !m.adoptBaseLocked(e, pod) || !e.hasStatus {
 		return
 	}
 	if e.pending() {
+		return
+	}
+	if m.deletableLocked(e) {
+		// The kubelet's needsUpdate: a synced pod that can be deleted is synced again,
+		// and the sync deletes it.
+		e.version++
+		m.markDirtyLocked(e)
 		return
 	}
 	observed := pod.Status.DeepCopy()

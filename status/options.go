@@ -36,6 +36,13 @@ type Options struct {
 	// copy is passed) might still run. While it does, a terminal phase is not sent (the
 	// kubelet's PodCouldHaveRunningContainers). Default: always false.
 	CouldHaveRunningContainers func(*v1.Pod) bool
+	// Deleter, when set, deletes each pod object once the pod has a deletionTimestamp,
+	// was terminated (TerminatePod, or SyncPod's Stopped) and its terminal status is on
+	// the server: with grace period 0 and a UID precondition, right after the PATCH
+	// that made the terminal status current, as the kubelet's status manager does
+	// (canBeDeleted in pkg/kubelet/status/status_manager.go). Default: nil, the Manager
+	// never deletes a pod. status/kubeclient's Client is a PodDeleter.
+	Deleter PodDeleter
 	// Workers is how many pods one sync sends at once. Default 1, as the kubelet (one
 	// request at a time); raise it when the API server's latency, not its rate limit,
 	// bounds throughput. Requests for one pod are never concurrent.

@@ -348,7 +348,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		patch, unchanged := PatchBytes(e.uid, base.Status, merged)
 		if unchanged {
 			m.opts.Observer.OnSkip(ref, SkipUnchanged)
-			return held, nil
+			return held, m.deleteIfDone(ctx, e)
 		}
 		if base.ResourceVersion != "" && readyLost(&base.Status, &merged) {
 			// Ready leaves True: a new lastTransitionTime, for the one transition another
@@ -366,7 +366,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		if err == nil {
 			m.log.V(3).Info("Patched pod status", "pod", ref.Namespace+"/"+ref.Name, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
-			return held, nil
+			return held, m.deleteIfDone(ctx, e)
 		}
 		switch classify(err) {
 		case classConflict:

@@ -43,3 +43,16 @@ func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, pat
 	}
 	return p, nil
 }
+
+var _ status.PodDeleter = (*Client)(nil)
+
+// DeletePod deletes the pod with grace period 0 and its UID as a precondition, the
+// request the kubelet's status manager makes once a deleted pod's terminal status is on
+// the server (canBeDeleted in pkg/kubelet/status/status_manager.go). The error is the
+// API's: 404 when the pod is gone, 409 when the name belongs to a pod with another UID.
+func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64),
+		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
+	})
+}

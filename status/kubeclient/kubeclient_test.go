@@ -57,3 +57,30 @@ func TestPatchPodStatusSendsStrategicMergeToStatusSubresource(t *testing.T) {
 		t.Fatalf("returned pod phase %q, want Running (the server's copy after the patch)", got.Status.Phase)
 	}
 }
+
+func TestDeletePodSendsGraceZeroWithUIDPrecondition(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
+	cs := fake.NewClientset(pod)
+	var seen k8stesting.DeleteAction
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		seen = a.(k8stesting.DeleteAction)
+		return false, nil, nil
+	})
+	c := New(cs)
+	if err := c.DeletePod(context.Background(), "ns", "p", "u1"); err != nil {
+		t.Fatalf("DeletePod: %v", err)
+	}
+	if seen == nil {
+		t.Fatal("no DELETE reached the clientset")
+	}
+	opts := seen.GetDeleteOptions()
+	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
+		t.Errorf("grace period %v, want 0", opts.GracePeriodSeconds)
+	}
+	if opts.Preconditions == nil || opts.Preconditions.UID == nil || *opts.Preconditions.UID != "u1" {
+		t.Errorf("preconditions %+v, want UID u1", opts.Preconditions)
+	}
+	if err := c.DeletePod(context.Background(), "ns", "p", "u1"); !apierrors.IsNotFound(err) {
+		t.Errorf("second DeletePod = %v, want NotFound", err)
+	}
+}

@@ -10,10 +10,11 @@ import (
 // Verb is a kind of request the Server counts and can fail.
 type Verb string
 
-// The verbs of status.Client.
+// The verbs of status.Client and status.PodDeleter.
 const (
-	VerbGet   Verb = "GET"
-	VerbPatch Verb = "PATCH"
+	VerbGet    Verb = "GET"
+	VerbPatch  Verb = "PATCH"
+	VerbDelete Verb = "DELETE"
 )
 
 // Fault is one injected failure.

@@ -1,0 +1,148 @@
+package status
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podstatus/podstatus/podstate"
+)
+
+// PodDeleter deletes pod objects for the Manager once their terminal status is on the
+// server (see Options.Deleter).
+type PodDeleter interface {
+	// DeletePod deletes the pod with grace period 0 and a precondition on its UID, as the
+	// kubelet's status manager does (metav1.NewUIDPreconditions), so that a pod recreated
+	// under the same name is never deleted. Errors must be apimachinery
+	// *errors.StatusError values (or wrap them): a 404 means the pod is already gone and a
+	// 409 that the name now belongs to another pod; both end the Manager's work on the pod.
+	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
+// SyncPodInput is what SyncPod reads: the newest server copy of one pod and what the
+// node's runtime reports about it.
+type SyncPodInput struct {
+	// Facts are the runtime's facts about the pod, as podstate.Generate reads them.
+	// Facts.Pod is required: the newest copy of the pod the caller has from the API server
+	// (an informer's). SyncPod fills in the rest of what Generate needs from the Manager:
+	// the previous status is the cached one (Facts.Previous is ignored), and the feature
+	// set is Options.Features (Facts.Features is ignored), so the status the Manager
+	// accepts and the status Generate builds follow one Kubernetes version.
+	Facts podstate.Input
+	// Stopped reports that the pod worker has finished with the pod: the pod is terminal
+	// (Facts.Terminal) and none of its containers runs or will run again. The kubelet
+	// then calls its status manager's TerminatePod (SyncTerminatingPod in
+	// pkg/kubelet/kubelet.go); SyncPod does the same, once per pod.
+	Stopped bool
+}
+
+// SyncPod is the kubelet's per-pod status step, for a node agent that is not a kubelet:
+// one call whenever the runtime's facts about a pod change or a new copy of the pod
+// arrives from the API server (every watch event of it). In order, as the kubelet's pod
+// worker and status manager do it (syncPod and SyncTerminatingPod in
+// pkg/kubelet/kubelet.go, syncPod and canBeDeleted in
+// pkg/kubelet/status/status_manager.go):
+//
+//  1. the pod is observed as ObservePod does: it becomes the base of the next patch, and
+//     readiness gates or drift on the server are acted on;
+//  2. the status is generated from the facts with podstate.Generate, on top of the
+//     status this Manager last accepted for the pod;
+//  3. the status is set as SetPodStatus does (and queued for Run or Sync to send);
+//  4. when in.Stopped is first reported, the pod is terminated as TerminatePod does;
+//  5. once the pod has a deletionTimestamp, its terminal status is on the server
+//     and it was terminated, the Manager deletes the pod object through Options.Deleter
+//     (grace period 0, UID precondition), from Run or Sync, right after the PATCH that
+//     made the terminal status current. Without a Deleter nothing is deleted.
+//
+// It returns the status Generate produced (the caller's own copy), which is what the
+// Manager caches unless its rules for accepting a status change it (a terminal phase is
+// final; see SetPodStatus). After the Manager deleted the pod, further calls for it do
+// nothing and return its last status, until ForgetPod or RemoveOrphanedStatuses.
+//
+// The error wraps a *podstatus.InputError-compatible error from podstate.Generate or
+// the Manager's checks for input it cannot use, or a *TransitionError for a status the
+// Manager rejects; the status is then not set.
+func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
+	pod := in.Facts.Pod
+	if err := checkPod(pod); err != nil {
+		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
+	}
+	m.ObservePod(pod)
+
+	facts := in.Facts
+	facts.Features = m.opts.Features
+	facts.Previous = nil
+	var finished bool
+	m.mu.Lock()
+	if e := m.pods[pod.UID]; e != nil {
+		if e.deleted {
+			s := *e.status.DeepCopy()
+			m.mu.Unlock()
+			return s, nil
+		}
+		if e.hasStatus {
+			// e.status is replaced, never modified in place, and Generate only reads it.
+			prev := e.status
+			facts.Previous = &prev
+		}
+		finished = e.finished
+	}
+	m.mu.Unlock()
+
+	s, err := podstate.Generate(facts)
+	if err != nil {
+		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
+	}
+	if err := m.setPodStatus(pod, *s.DeepCopy()); err != nil {
+		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
+	}
+	if in.Stopped && !finished {
+		if err := m.terminatePod(pod); err != nil {
+			return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// deletableLocked is the kubelet's canBeDeleted (pkg/kubelet/status/status_manager.go):
+// the server's copy of the pod has a deletionTimestamp and a terminal phase, and the pod
+// was terminated (TerminatePod, the kubelet's podIsFinished). Only with a Deleter.
+func (m *Manager) deletableLocked(e *entry) bool {
+	return m.opts.Deleter != nil && !e.deleted && e.finished && e.base != nil &&
+		e.base.DeletionTimestamp != nil && terminal(e.base.Status.Phase)
+}
+
+// deleteIfDone deletes e's pod when its terminal status is on the server (base is the
+// server's copy after this sync), as the kubelet's status manager does at the end of its
+// syncPod. A 404 or 409 (the UID precondition failed: the name belongs to another pod)
+// ends the work on the pod as a successful DELETE does. Any other error is returned, and
+// the sync is retried with backoff.
+func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
+	m.mu.Lock()
+	ok := !e.gone && m.deletableLocked(e)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	dctx := ctx
+	if m.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
+		defer cancel()
+	}
+	err := m.opts.Deleter.DeletePod(dctx, e.namespace, e.name, e.uid)
+	switch c := classify(err); {
+	case err == nil, c == classNotFound, c == classConflict:
+		m.log.V(3).Info("Deleted terminated pod", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "err", err)
+		m.mu.Lock()
+		e.deleted = true
+		delete(m.dirty, e)
+		delete(m.held, e)
+		m.mu.Unlock()
+		return nil
+	default:
+		return fmt.Errorf("delete pod: %w", err)
+	}
+}
