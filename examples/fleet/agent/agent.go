@@ -19,11 +19,11 @@
 //     heap entry per pod at most) holds each pod's next change time (podsim's Next), and
 //     Config.Workers workers step pods: no goroutine or timer per pod. The queue never
 //     hands one pod to two workers at once.
-//   - Every status is podstate.Generate(facts.Input(pod, previous)) handed to
-//     status.Manager.SetPodStatus; the Manager is the only writer of pods/status.
+//   - Every step hands the runtime's facts to status.Manager.SyncPod, the kubelet's
+//     per-pod status step; the Manager is the only writer of pods/status.
 //   - A pod with a deletionTimestamp is stopped in the simulation; once its containers
-//     are gone and its terminal phase is on the server, the agent deletes it with a UID
-//     precondition and grace period 0, as the kubelet does.
+//     are gone and its terminal phase is on the server, the Manager deletes it with a
+//     UID precondition and grace period 0, as the kubelet's status manager does.
 //
 // On a restart the pods already running are resumed from their server status
 // (podsim.Adopt): no phase regression, no Ready flap, no restart counted.
@@ -126,7 +126,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		observer = multiObserver{&a.counts, prom}
 	}
-	a.status = status.NewManager(leanClient{Client: kubeclient.New(a.cs), responses: &a.responses}, status.Options{
+	kc := kubeclient.New(a.cs)
+	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
+		Deleter:                    countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
 		Logger:                     a.log.WithName("status"),
 		Observer:                   observer,
 		Workers:                    r.StatusWorkers,
@@ -216,7 +218,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 				if shutdown {
 					return
 				}
-				a.syncPod(runCtx, uid)
+				a.syncPod(uid)
 				a.queue.Done(uid)
 			}
 		})
@@ -245,8 +247,7 @@ func newAgent(r resolved) *agent {
 	return a
 }
 
-// newQueue is the pods' work queue: a delaying min-heap for each pod's next change, and
-// per-pod exponential backoff for failed deletions.
+// newQueue is the pods' work queue: a delaying min-heap for each pod's next change.
 func newQueue() workqueue.TypedRateLimitingInterface[types.UID] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](200*time.Millisecond, 30*time.Second),

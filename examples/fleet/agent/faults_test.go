@@ -92,7 +92,7 @@ func TestPodDeleteTombstone(t *testing.T) {
 		Spec:       v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "app"}}},
 	}
 	a.onPod(pod)
-	a.syncPod(context.Background(), "u1")
+	a.syncPod("u1")
 	if _, ok := a.status.GetPodStatus("u1"); !ok {
 		t.Fatal("no status cached after a sync")
 	}

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/podsim"
-	"github.com/podstatus/podstatus/podstate"
+	"github.com/podstatus/podstatus/status"
 )
 
 // ReasonInvalidSimAnnotation is the reason of the Warning Event a pod gets when one of its
@@ -29,8 +28,7 @@ const ReasonSimulationError = "SimulationError"
 // podEntry is the agent's state of one pod: the newest informer copy and its simulated
 // runtime. Workers serialise on mu (the work queue already never hands one pod to two
 // workers at once; mu guards against the informer's delete handler). mu is never held
-// across a request: the informer's one handler goroutine may wait for it, and every
-// other pod's events would wait behind a slow API server.
+// across a request: SyncPod only queues what the status Manager sends.
 type podEntry struct {
 	mu      sync.Mutex
 	pod     atomic.Pointer[v1.Pod] // newest informer copy; the add/update handler sets it without mu
@@ -39,11 +37,9 @@ type podEntry struct {
 	simRV   string // resourceVersion last given to sim
 	phase   v1.PodPhase
 	removed bool // deleted from the informer: ignore further work
-	stopped bool // TerminatePod was called
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
 	// manager's CouldHaveRunningContainers (read without mu).
 	couldRun atomic.Bool
-	deleted  bool // our DELETE is in flight or was accepted (or raced): do not send it again
 }
 
 // podTable maps pod UIDs to entries.
@@ -126,127 +122,100 @@ func (a *agent) nodeAdded(name string) {
 	}
 }
 
-// syncPod steps one pod: its simulated runtime's facts become a status through
-// podstate.Generate, which goes to the status manager (the only writer of pod status);
-// a deleted pod whose containers are gone and whose terminal status is on the server is
-// deleted; and the pod is scheduled again at its runtime's next change.
-func (a *agent) syncPod(ctx context.Context, uid types.UID) {
+// syncPod steps one pod: its simulated runtime's facts go through status.Manager.SyncPod,
+// the kubelet's per-pod status step (podstate.Generate, SetPodStatus, TerminatePod once
+// the containers are gone; the Manager deletes the pod once its terminal status is on the
+// server), and the pod is scheduled again at its runtime's next change.
+func (a *agent) syncPod(uid types.UID) {
 	e := a.pods.get(uid)
 	if e == nil {
 		return
 	}
-	if del := a.stepPod(e, uid); del != nil {
-		a.deletePod(ctx, e, del) // without e.mu: a request
-	}
-}
-
-// stepPod is syncPod under e.mu: it returns the pod to delete, if its time has come (e
-// is then marked deleted, so that no other step sends the DELETE again).
-func (a *agent) stepPod(e *podEntry, uid types.UID) (del *v1.Pod) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	pod := e.pod.Load()
 	if e.removed || pod == nil {
-		return nil
+		return
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
-		cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
-		var errs []error
-		if adoptable(pod) {
-			e.sim, errs = podsim.Adopt(pod, cfg, now)
-		} else {
-			e.sim, errs = podsim.New(pod, cfg, now)
-		}
-		e.simRV = pod.ResourceVersion
-		for _, err := range errs {
-			var ae *podsim.AnnotationError
-			if !errors.As(err, &ae) {
-				// Not the pod author's doing. No pod IP left in the node's CIDR leaves the
-				// pod Pending (as behind a kubelet whose network plugin has no address
-				// left): say so on the pod, as the kubelet's FailedCreatePodSandBox event
-				// does. Anything else (an adopted pod's IP already taken, say) changes
-				// nothing the pod shows: log it.
-				if errors.Is(err, podsim.ErrPodCIDRExhausted) {
-					a.log.Error(err, "Pod cannot start", "pod", klogRef(pod))
-					a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
-				} else {
-					a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
-				}
-				continue
-			}
-			a.counts.invalidAnnotations.Add(1)
-			a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonInvalidSimAnnotation, "%v", err)
-		}
+		a.startSim(e, pod, now)
 	} else if e.simRV != pod.ResourceVersion {
 		e.sim.Update(pod, now)
 		e.simRV = pod.ResourceVersion
 	}
 	facts := e.sim.Facts(now)
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
+	in := facts.Input(pod, nil)
 	var previous *v1.PodStatus
-	if s, ok := a.status.GetPodStatus(uid); ok {
-		previous = &s
+	if a.cfg.OnStatus != nil {
+		// Only for the hook: SyncPod reads the same cached status itself.
+		if s, ok := a.status.GetPodStatus(uid); ok {
+			previous = &s
+		}
 	}
-	in := facts.Input(pod, previous)
-	st, err := podstate.Generate(in)
+	st, err := a.status.SyncPod(status.SyncPodInput{Facts: in, Stopped: facts.Stopped})
 	if err != nil {
 		a.counts.errors.Add(1)
-		a.log.Error(err, "Generate pod status", "pod", klogRef(pod))
+		a.log.Error(err, "Pod status step failed", "pod", klogRef(pod))
 	} else {
 		if a.cfg.OnStatus != nil {
+			in.Previous = previous
 			a.cfg.OnStatus(pod, in, st)
-		}
-		if err := a.status.SetPodStatus(pod, st); err != nil {
-			a.counts.errors.Add(1)
-			a.log.Error(err, "Status manager rejected the status", "pod", klogRef(pod))
 		}
 		a.counts.setPhase(e.phase, st.Phase)
 		e.phase = st.Phase
 	}
-	if facts.Stopped && !e.stopped {
-		// The end of the kubelet's SyncTerminatingPod: every container is gone.
-		if err := a.status.TerminatePod(pod); err != nil {
-			a.counts.errors.Add(1)
-			a.log.Error(err, "Status manager rejected the terminated status", "pod", klogRef(pod))
-		}
-		e.stopped = true
-	}
-
 	if next := e.sim.Next(); !next.IsZero() {
 		a.queue.AddAfter(uid, next.Sub(now))
 	}
-	if pod.DeletionTimestamp != nil && facts.Done && !e.deleted && terminal(pod.Status.Phase) {
-		if s, ok := a.status.GetPodStatus(uid); !ok || terminal(s.Phase) {
-			e.deleted = true
-			return pod
-		}
-	}
-	return nil
 }
 
-// deletePod removes a terminated pod from the API server as the kubelet's status manager
-// does once it can be deleted (pkg/kubelet/status/status_manager.go, canBeDeleted): a
-// DELETE with a UID precondition and grace period 0. 404 (already gone) and 409 (the
-// name now belongs to another pod: the UID precondition failed) are the races of that
-// request and count as done; other errors retry with the queue's backoff.
-func (a *agent) deletePod(ctx context.Context, e *podEntry, pod *v1.Pod) {
-	err := a.cs.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: ptr.To[int64](0),
-		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
-	})
-	switch {
-	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		a.counts.deletes.Add(1)
-		a.queue.Forget(pod.UID)
-	default:
-		a.counts.errors.Add(1)
-		a.log.V(1).Info("Delete of a terminated pod failed; retrying", "pod", klogRef(pod), "err", err)
-		e.mu.Lock()
-		e.deleted = false
-		e.mu.Unlock()
-		a.queue.AddRateLimited(pod.UID)
+// startSim starts the simulated runtime of a pod the agent has not stepped yet, resuming
+// it from its server status when an earlier run of a node agent served it.
+func (a *agent) startSim(e *podEntry, pod *v1.Pod, now time.Time) {
+	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
+	var errs []error
+	if adoptable(pod) {
+		e.sim, errs = podsim.Adopt(pod, cfg, now)
+	} else {
+		e.sim, errs = podsim.New(pod, cfg, now)
 	}
+	e.simRV = pod.ResourceVersion
+	for _, err := range errs {
+		var ae *podsim.AnnotationError
+		if !errors.As(err, &ae) {
+			// Not the pod author's doing. No pod IP left in the node's CIDR leaves the
+			// pod Pending (as behind a kubelet whose network plugin has no address
+			// left): say so on the pod, as the kubelet's FailedCreatePodSandBox event
+			// does. Anything else (an adopted pod's IP already taken, say) changes
+			// nothing the pod shows: log it.
+			if errors.Is(err, podsim.ErrPodCIDRExhausted) {
+				a.log.Error(err, "Pod cannot start", "pod", klogRef(pod))
+				a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
+			} else {
+				a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
+			}
+			continue
+		}
+		a.counts.invalidAnnotations.Add(1)
+		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonInvalidSimAnnotation, "%v", err)
+	}
+}
+
+// countingDeleter is the Manager's status.PodDeleter: the kubelet's UID-preconditioned
+// DELETE, counted for the progress line and the metrics.
+type countingDeleter struct {
+	status.PodDeleter
+	deletes *atomic.Int64
+}
+
+func (d countingDeleter) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	err := d.PodDeleter.DeletePod(ctx, namespace, name, uid)
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		d.deletes.Add(1)
+	}
+	return err
 }
 
 // couldHaveRunningContainers is status.Options.CouldHaveRunningContainers: the kubelet's
@@ -264,7 +233,5 @@ func adoptable(pod *v1.Pod) bool {
 	s := &pod.Status
 	return s.StartTime != nil || len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0
 }
-
-func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
 
 func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -428,14 +428,10 @@ func (n *node) change(p *v1.Pod) {
 	if server == nil {
 		server = p
 	}
-	prev, ok := n.mgr.GetPodStatus(p.UID)
 	in := podstate.Input{
 		Pod:       server,
 		Sandboxes: []sandbox.Status{{ID: "sb-" + string(p.UID), Ready: true, IP: "10.1.0.1"}},
 		HostIPs:   []string{"10.0.0.1"},
-	}
-	if ok {
-		in.Previous = &prev
 	}
 	started := metav1.NewTime(time.Unix(1767225600, 0))
 	c := podstate.Container{Name: "app", ContainerID: "containerd://" + string(p.UID)}
@@ -457,13 +453,8 @@ func (n *node) change(p *v1.Pod) {
 		in.Terminal = true
 	}
 	in.Containers = []podstate.Container{c}
-	st, err := podstate.Generate(in)
-	if err != nil {
-		n.w.t.Errorf("podstate.Generate(%s): %v", p.Name, err)
-		return
-	}
-	if err := n.mgr.SetPodStatus(server, st); err != nil {
-		n.w.t.Errorf("SetPodStatus(%s): %v", p.Name, err)
+	if _, err := n.mgr.SyncPod(status.SyncPodInput{Facts: in}); err != nil {
+		n.w.t.Errorf("SyncPod(%s): %v", p.Name, err)
 		return
 	}
 	n.changes++
