@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,9 @@ import (
 )
 
 // startFake runs the agent against a fake clientset and returns a stop function that
-// fails the test if Run does not return in time.
+// fails the test if Run does not return in time. Tests call it inside a synctest bubble:
+// the agent's timers, the informers' and the Manager's backoff then run on the bubble's
+// clock, so no test waits for real time or depends on the machine's speed.
 func startFake(t *testing.T, cfg Config, cs *fake.Clientset) (stop func()) {
 	t.Helper()
 	cfg.RestConfig = &rest.Config{Host: "fake"}
@@ -51,6 +54,10 @@ func poll(t *testing.T, what string, cond func() bool) {
 }
 
 func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
+	synctest.Test(t, testAgentRegistersNodesLeasesAndServesPods)
+}
+
+func testAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 	cs := fake.NewClientset()
 	reg := prometheus.NewPedanticRegistry()
 	stop := startFake(t, Config{Nodes: 2, Profile: "fast", ProgressInterval: -1, NodeLeaseDurationSeconds: 4, Registerer: reg}, cs)
@@ -138,6 +145,10 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 }
 
 func TestAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
+	synctest.Test(t, testAgentAdoptsNodesByAnnotationSelector)
+}
+
+func testAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
 	kwokNode := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
 	realNode := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "real-node"}}
 	cs := fake.NewClientset(kwokNode, realNode)

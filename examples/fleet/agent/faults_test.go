@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +21,14 @@ import (
 )
 
 // Failing requests are retried: node creation and status PATCHes that fail with 500 at
-// first still land, and the agent keeps running.
+// first still land, and the agent keeps running. It runs in a synctest bubble: the
+// Manager's backoff (seconds after three failures) passes on the bubble's clock, so the
+// test neither waits for it nor depends on the machine's speed.
 func TestAgentRetriesFailedRequests(t *testing.T) {
+	synctest.Test(t, testAgentRetriesFailedRequests)
+}
+
+func testAgentRetriesFailedRequests(t *testing.T) {
 	cs := fake.NewClientset()
 	var nodeFails, patchFails atomic.Int32
 	cs.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
