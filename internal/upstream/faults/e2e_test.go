@@ -29,7 +29,7 @@ import (
 	"github.com/podstatus/podstatus/status/kubeclient"
 )
 
-// The fault schedule of TestManagersUnderWireFaults. Each phase applies to every node's
+// The fault schedule of TestStatisticalManagersUnderWireFaults. Each phase applies to every node's
 // proxy at once; the Managers, the readiness-gate controller and the node-lifecycle
 // writer run throughout (the last two talk to the API server directly: the faults are the
 // node agents' network).
@@ -58,11 +58,13 @@ const (
 // to its default (random per Manager), which is what the herd measurement checks.
 var retryOptions = status.RetryOptions{Base: time.Second, Max: 4 * time.Second, Jitter: 0.5}
 
-// TestManagersUnderWireFaults runs 10 Managers (10 nodes) × 50 pods against a real
+// TestStatisticalManagersUnderWireFaults is a statistical end-to-end test on the real
+// clock (its name says so: timings and fault counts vary from run to run, its assertions
+// are invariants and bounds that hold for every run). It runs 10 Managers (10 nodes) × 50 pods against a real
 // kube-apiserver through one fault proxy per node, with a readiness-gate controller and a
 // node-lifecycle writer racing them, through a schedule of wire faults; then heals the
 // network and checks that the server converges to what the Managers last set.
-func TestManagersUnderWireFaults(t *testing.T) {
+func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	testStart := time.Now()
 	srv := apiserver.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
