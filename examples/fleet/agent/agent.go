@@ -32,7 +32,7 @@ package agent
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"sync"
 	"time"
 
@@ -42,6 +42,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -88,7 +89,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	a := newAgent(r)
 
-	rc := rest.CopyConfig(r.RestConfig)
+	rc := rest.CopyConfig(r.RESTConfig)
 	if r.QPS <= 0 {
 		rc.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	} else {
@@ -128,6 +129,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	kc := kubeclient.New(a.cs)
 	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
+		Clock:                      r.Clock,
+		Features:                   r.Features,
+		Retry:                      r.StatusRetry,
 		Deleter:                    countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
 		Logger:                     a.log.WithName("status"),
 		Observer:                   observer,
@@ -183,9 +187,17 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}); err != nil {
 		return fmt.Errorf("agent: pod handler: %w", err)
 	}
+	// The informers stop with ctx; Shutdown waits for their goroutines, so none outlives
+	// Run.
 	infCtx, stopInformers := context.WithCancel(ctx)
-	defer stopInformers()
-	factory.Start(infCtx.Done())
+	factories := []informers.SharedInformerFactory{factory}
+	defer func() {
+		stopInformers()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
+	factory.StartWithContext(infCtx)
 
 	// Existing nodes chosen by the selection flags, as they come and go.
 	if r.adoptNodes {
@@ -206,9 +218,14 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		if _, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }}); err != nil {
 			return fmt.Errorf("agent: node handler: %w", err)
 		}
-		nf.Start(infCtx.Done())
+		nf.StartWithContext(infCtx)
+		factories = append(factories, nf)
 	}
-	cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced)
+	if !cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced) {
+		// ctx ended before the first list: nothing was stepped, only the node work can
+		// be pending.
+		return a.shutdown(ctx, stopLoops, &loops)
+	}
 
 	var workers sync.WaitGroup
 	for range r.Workers {
@@ -235,7 +252,6 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	<-ctx.Done()
 	a.queue.ShutDown()
 	workers.Wait()
-	stopInformers()
 	return a.shutdown(ctx, stopLoops, &loops)
 }
 
@@ -272,24 +288,25 @@ func (a *agent) shutdown(ctx context.Context, stopLoops context.CancelFunc, loop
 	return nil
 }
 
-// retry calls fn until it succeeds or ctx is done, backing off from 200 ms to 10 s.
+// retry calls fn until it succeeds or ctx is done, backing off from 200 ms to 10 s with
+// 20% jitter (apimachinery's wait.Backoff), on the agent's clock.
 func (a *agent) retry(ctx context.Context, what string, fn func() error) {
-	delay := 200 * time.Millisecond
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 10 * time.Second}
 	for {
 		err := fn()
 		if err == nil || ctx.Err() != nil {
 			return
 		}
 		a.counts.errors.Add(1)
+		delay := backoff.Step()
 		a.log.Info("Request failed; retrying", "what", what, "err", err, "in", delay)
-		t := a.cfg.Clock.NewTimer(delay + rand.N(delay/5+1))
+		t := a.cfg.Clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C():
 		}
-		delay = min(2*delay, 10*time.Second)
 	}
 }
 

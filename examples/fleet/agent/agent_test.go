@@ -23,7 +23,7 @@ import (
 // clock, so no test waits for real time or depends on the machine's speed.
 func startFake(t *testing.T, cfg Config, cs *fake.Clientset) (stop func()) {
 	t.Helper()
-	cfg.RestConfig = &rest.Config{Host: "fake"}
+	cfg.RESTConfig = &rest.Config{Host: "fake"}
 	r, err := cfg.resolve()
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
@@ -176,16 +176,16 @@ func TestConfigValidation(t *testing.T) {
 	rc := &rest.Config{Host: "x"}
 	for name, cfg := range map[string]Config{
 		"no rest config":          {Nodes: 1},
-		"no nodes":                {RestConfig: rc},
-		"unknown profile":         {RestConfig: rc, Nodes: 1, Profile: "turbo"},
-		"all and selector":        {RestConfig: rc, ManageAllNodes: true, ManageNodesWithLabelSelector: "a=b"},
-		"bad annotation selector": {RestConfig: rc, ManageNodesWithAnnotationSelector: "a=b=c"},
+		"no nodes":                {RESTConfig: rc},
+		"unknown profile":         {RESTConfig: rc, Nodes: 1, Profile: "turbo"},
+		"all and selector":        {RESTConfig: rc, ManageAllNodes: true, ManageNodesWithLabelSelector: "a=b"},
+		"bad annotation selector": {RESTConfig: rc, ManageNodesWithAnnotationSelector: "a=b=c"},
 	} {
 		if _, err := cfg.resolve(); err == nil {
 			t.Errorf("%s: resolve accepted %+v", name, cfg)
 		}
 	}
-	r, err := Config{RestConfig: rc, ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}.resolve()
+	r, err := Config{RESTConfig: rc, ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}.resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
+	"github.com/podstatus/podstatus/status"
 )
 
 // Defaults of Config's zero values.
@@ -42,12 +44,12 @@ const (
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
-// Config configures Run. Only RestConfig is required; every other zero value is the
+// Config configures Run. Only RESTConfig is required; every other zero value is the
 // default. The node selection fields mirror KWOK's flags of the same names.
 type Config struct {
-	// RestConfig reaches the API server. Run copies it before changing QPS, Burst or
+	// RESTConfig reaches the API server. Run copies it before changing QPS, Burst or
 	// the transport.
-	RestConfig *rest.Config
+	RESTConfig *rest.Config
 	// QPS and Burst are the client-side rate limit. Zero QPS means no client-side limit
 	// (what KWOK users expect from a simulator); a positive QPS uses client-go's token
 	// bucket with Burst (default 2·QPS).
@@ -104,8 +106,17 @@ type Config struct {
 	// ShutdownTimeout bounds the flush of pending statuses after the context is done.
 	// Default DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
-	// Clock is the time source of the simulation. Default: the real clock.
+	// Clock is the time source of the simulation, the node loops and the status
+	// Manager's timestamps and backoff. Default: the real clock.
 	Clock clock.WithTicker
+	// Features selects the Kubernetes version whose kubelet the agent behaves as: the
+	// simulated runtime's rules (podsim.Config.Features) and the status Manager's
+	// (status.Options.Features). The zero value is v1.37.0 with its default gates.
+	Features features.Set
+	// StatusRetry is the status Manager's backoff after a failed request
+	// (status.Options.Retry). The zero value is the Manager's default: 500 ms doubling
+	// to 1 minute, with jitter and a random seed per agent.
+	StatusRetry status.RetryOptions
 
 	// OnStatus, when non-nil, is called after every status the agent generates, with the
 	// pod as the informer had it, the input given to podstate.Generate and its result,
@@ -125,8 +136,8 @@ type resolved struct {
 
 func (c Config) resolve() (resolved, error) {
 	r := resolved{Config: c}
-	if c.RestConfig == nil {
-		return r, fmt.Errorf("agent: Config.RestConfig is nil")
+	if c.RESTConfig == nil {
+		return r, fmt.Errorf("agent: Config.RESTConfig is nil")
 	}
 	if c.Nodes < 0 {
 		return r, fmt.Errorf("agent: Config.Nodes is %d", c.Nodes)

@@ -21,7 +21,7 @@ func ExampleRun() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err := agent.Run(ctx, agent.Config{
-		RestConfig:                        rc,
+		RESTConfig:                        rc,
 		Nodes:                             10,
 		ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake",
 		Profile:                           "fast",

@@ -83,7 +83,7 @@ func (e faultError) Error() string { return string(e) }
 // A delete seen only as a tombstone (the watch missed the final state) still forgets the
 // pod and frees its simulation.
 func TestPodDeleteTombstone(t *testing.T) {
-	r, err := Config{RestConfig: restConfigForTest(), Nodes: 1, Profile: "fast"}.resolve()
+	r, err := Config{RESTConfig: restConfigForTest(), Nodes: 1, Profile: "fast"}.resolve()
 	if err != nil {
 		t.Fatal(err)
 	}

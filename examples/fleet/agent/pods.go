@@ -174,7 +174,7 @@ func (a *agent) syncPod(uid types.UID) {
 // startSim starts the simulated runtime of a pod the agent has not stepped yet, resuming
 // it from its server status when an earlier run of a node agent served it.
 func (a *agent) startSim(e *podEntry, pod *v1.Pod, now time.Time) {
-	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
+	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache, Features: a.cfg.Features}
 	var errs []error
 	if adoptable(pod) {
 		e.sim, errs = podsim.Adopt(pod, cfg, now)

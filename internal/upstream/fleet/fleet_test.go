@@ -315,7 +315,7 @@ func TestFleetAgentAgainstRealAPIServer(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- agent.Run(actx, agent.Config{
-				RestConfig:               rc,
+				RESTConfig:               rc,
 				Nodes:                    nodes,
 				NodeNamePrefix:           prefix,
 				NodeLeaseDurationSeconds: 4, // renewed every second

@@ -86,7 +86,7 @@ func TestTwoAgentsShareNodes(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- agent.Run(actx, agent.Config{
-				RestConfig:                   rc,
+				RESTConfig:                   rc,
 				ManageNodesWithLabelSelector: "pool=" + p,
 				NodeLeaseDurationSeconds:     4,
 				Profile:                      "fast",

@@ -57,7 +57,7 @@ func TestFleetAgent(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() {
 		errc <- agent.Run(ctx, agent.Config{
-			RestConfig:                        srv.Config,
+			RESTConfig:                        srv.Config,
 			ManageNodesWithAnnotationSelector: bench.FakeNodeAnnotation,
 			Profile:                           "fast",
 			ProgressInterval:                  -1,

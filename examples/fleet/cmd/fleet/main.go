@@ -96,7 +96,7 @@ func run() error {
 	if *contentType == "application/json" {
 		rc.AcceptContentTypes = "application/json"
 	}
-	cfg.RestConfig = rc
+	cfg.RESTConfig = rc
 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
