@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // mgrT0 is the fake clock's start: a whole second, so truncation is visible.
@@ -69,10 +71,5 @@ func mgrStatus(t *testing.T, m *Manager, uid types.UID) v1.PodStatus {
 }
 
 func mgrGetCond(s v1.PodStatus, t v1.PodConditionType) *v1.PodCondition {
-	for i := range s.Conditions {
-		if s.Conditions[i].Type == t {
-			return &s.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.Get(s.Conditions, t)
 }

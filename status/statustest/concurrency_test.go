@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/podstatus/podstatus/status/statustest"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // TestConcurrentWriters runs clients patching their own conditions, another controller
@@ -78,12 +80,12 @@ func TestConcurrentWriters(t *testing.T) {
 
 	got, _ := s.Get("ns", "p")
 	for w := range writers {
-		c := getCond(got.Status.Conditions, v1.PodConditionType(fmt.Sprintf("example.com/w%d", w)))
+		c := conditions.Get(got.Status.Conditions, v1.PodConditionType(fmt.Sprintf("example.com/w%d", w)))
 		if c == nil || c.Message != strconv.Itoa(rounds-1) {
 			t.Errorf("writer %d's condition = %+v", w, c)
 		}
 	}
-	if c := getCond(got.Status.Conditions, "example.com/other"); c == nil || c.Message != strconv.Itoa(rounds-1) {
+	if c := conditions.Get(got.Status.Conditions, "example.com/other"); c == nil || c.Message != strconv.Itoa(rounds-1) {
 		t.Errorf("the other controller's condition = %+v", c)
 	}
 	wantWrites := 1 + writers*rounds + rounds // create, patches, SetCondition
@@ -108,13 +110,4 @@ func setCond(conds []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
 		}
 	}
 	return append(conds, c)
-}
-
-func getCond(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }

@@ -16,21 +16,14 @@ import (
 
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/status"
+
+	"github.com/podstatus/podstatus/conditions"
 )
 
 // PodStatusClient must stay usable as the library's status.Client.
 var _ status.Client = apiserver.PodStatusClient{}
 
 const gate v1.PodConditionType = "www.example.com/feature-1"
-
-func findCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
-}
 
 // TestSmoke starts one server and runs the subtests against it, each in its own namespace.
 func TestSmoke(t *testing.T) {
@@ -90,12 +83,12 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("phase %q, want Running", got.Status.Phase)
 		}
 		for _, ct := range []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady, gate} {
-			c := findCondition(got.Status.Conditions, ct)
+			c := conditions.Get(got.Status.Conditions, ct)
 			if c == nil || c.Status != v1.ConditionTrue {
 				t.Errorf("condition %s = %+v, want True; all: %+v", ct, c, got.Status.Conditions)
 			}
 		}
-		if c := findCondition(got.Status.Conditions, v1.PodReady); c != nil && !c.LastTransitionTime.Equal(&ltt) {
+		if c := conditions.Get(got.Status.Conditions, v1.PodReady); c != nil && !c.LastTransitionTime.Equal(&ltt) {
 			t.Errorf("Ready lastTransitionTime %v, want %v", c.LastTransitionTime, ltt)
 		}
 		// The GET of a second, independent client sees the same stored object.
