@@ -12,16 +12,18 @@ import (
 )
 
 // decide is the README's eviction snippet, with what it uses as parameters.
-func decide(pod *v1.Pod, pdbList *policyv1.PodDisruptionBudgetList) error {
-	d, err := eviction.Decide(pod, pdbList.Items, eviction.Options{
+func decide(pod *v1.Pod, pdbs []*policyv1.PodDisruptionBudget) error {
+	d, err := eviction.Decide(eviction.Input{
+		Pod:    pod,
+		PDBs:   pdbs,            // []*policyv1.PodDisruptionBudget, e.g. from a lister
 		Now:    metav1.Now(),    // the disruptedPods entry and condition times
 		DryRun: []string{"All"}, // the request's ?dryRun=All, if any
 	})
 	if err != nil {
-		return err // input no server could see: nil pod, bad dry-run value
+		return err // input no server could see: nil pod, zero Now, bad dry-run value
 	}
-	fmt.Println(d.Allowed, d.Code, d.Path, d.Message) // e.g. false 429 BudgetExhausted "Cannot evict pod ..."
-	err = d.Err()                                     // the *apierrors.StatusError client-go would return, nil when evicted
+	fmt.Println(d.Allowed, d.Status.Code, d.Path, d.Status.Message) // e.g. false 429 BudgetExhausted "Cannot evict pod ..."
+	err = d.Err()                                                   // the *apierrors.StatusError client-go would return, nil when evicted
 	return err
 }
 
