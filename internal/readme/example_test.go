@@ -28,14 +28,19 @@ func decide(pod *v1.Pod, pdbs []*policyv1.PodDisruptionBudget) error {
 }
 
 // gate is the README's nodegate snippet, with what it uses as parameters.
-func gate(node *v1.Node, podsOnNode []v1.Pod) error {
-	res, err := nodegate.Evaluate(node, []nodegate.Gate{{
-		Name:      "cni",
-		Namespace: "kube-system",
-		Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}},
-	}}, podsOnNode, nodegate.Options{}) // taint readiness.k8s.io/node-readiness-gates:NoSchedule
+func gate(node *v1.Node, pods []*v1.Pod) error {
+	res, err := nodegate.Evaluate(nodegate.Input{
+		Node: node,
+		Gates: []nodegate.Gate{{
+			Name:      "cni",
+			Namespace: "kube-system",
+			Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}},
+		}},
+		Pods: pods,         // []*v1.Pod, e.g. from a lister: pods of other nodes are ignored
+		Now:  metav1.Now(), // TimeAdded of NoExecute taints
+	}) // taint readiness.k8s.io/node-readiness-gates:NoSchedule
 	if err != nil {
-		return err // duplicate gate names, reserved taint key, ...
+		return err // duplicate gate names, reserved taint key, zero Now, ...
 	}
 	fmt.Println(res.NodeReady, res.BlockingGates)
 	node.Spec.Taints = res.Taints.NewTaints // = old taints - res.Taints.Remove + res.Taints.Add
