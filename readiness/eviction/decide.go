@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -136,14 +137,14 @@ func Decide(in Input) (Decision, error) {
 
 // mergeDryRun is propagateDryRun: the body's delete options take the query's
 // dry-run value when they have none; both set and different is an error.
-// The result never aliases body.
+// The result aliases neither body nor query.
 func mergeDryRun(body *metav1.DeleteOptions, query []string) (*metav1.DeleteOptions, error) {
 	if body == nil {
-		return &metav1.DeleteOptions{DryRun: query}, nil
+		return &metav1.DeleteOptions{DryRun: slices.Clone(query)}, nil
 	}
 	out := body.DeepCopy()
 	if len(out.DryRun) == 0 {
-		out.DryRun = query
+		out.DryRun = slices.Clone(query)
 		return out, nil
 	}
 	if len(query) == 0 {
