@@ -20,25 +20,6 @@ import (
 // expected to be deleted but was not).
 const DeletionTimeout = 2 * time.Minute
 
-// BudgetOptions configure [ComputeStatus].
-type BudgetOptions struct {
-	// Now is the time of the sync. It decides which status.disruptedPods
-	// entries have expired, and becomes the lastTransitionTime of a
-	// DisruptionAllowed condition the sync changes. The zero value is the zero
-	// time: callers always pass the time they mean (nothing reads a clock).
-	Now metav1.Time
-
-	// Scale resolves pods' controller references to workload scales; it is
-	// needed for a percentage minAvailable and for any maxUnavailable. Nil
-	// resolves nothing, so any managed pod makes such a sync fail (fail-safe).
-	// [Workloads.Resolve] implements the upstream finders.
-	Scale ScaleResolver
-
-	// IsPodReady decides whether a pod is healthy. Nil means
-	// [conditions.IsPodReady], the upstream rule.
-	IsPodReady func(*v1.Pod) bool
-}
-
 // Event is an event the disruption controller records during a sync.
 type Event struct {
 	// Object is "pdb" for events on the PodDisruptionBudget, or the pod's
@@ -81,10 +62,11 @@ type BudgetResult struct {
 	Events []Event
 }
 
-// ComputeStatus computes the status the disruption controller gives pdb, from
-// the pods in the cluster (pods of other namespaces are ignored; all phases
-// count as selected), at time opts.Now. It follows DisruptionController.trySync in
-// Kubernetes v1.37.0:
+// ComputeStatus computes the status the disruption controller gives in.PDB,
+// from the pods in the cluster (pods of other namespaces are ignored; all
+// phases count as selected), at time in.Now. It follows
+// DisruptionController.trySync in Kubernetes v1.37.0
+// (pkg/controller/disruption/disruption.go):
 //
 //   - selection: the PDB's selector (nil selects nothing, {} everything);
 //   - expectedPods and desiredHealthy: maxUnavailable (scale of the owners,
@@ -100,13 +82,16 @@ type BudgetResult struct {
 //     negative or expectedPods is 0.
 //
 // A sync error (invalid selector, bad intOrString, unresolvable controller)
-// yields the fail-safe status, never an error. The error return wraps
-// [ErrInvalidInput] and is only for a nil pdb.
-func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, opts BudgetOptions) (BudgetResult, error) {
-	now := opts.Now
-	if pdb == nil {
-		return BudgetResult{}, fmt.Errorf("eviction: pdb is nil: %w", ErrInvalidInput)
+// yields the fail-safe status and BudgetResult.SyncError, never an error. The
+// error return is only for input no controller could sync (a nil PDB, a nil
+// pod, a zero Now): a *[podstatus.InputError], matching
+// [podstatus.ErrInvalidInput], whose field paths start at BudgetInput
+// ("BudgetInput.Pods[3]").
+func ComputeStatus(in BudgetInput) (BudgetResult, error) {
+	if err := validateBudgetInput(in); err != nil {
+		return BudgetResult{}, err
 	}
+	pdb, now := in.PDB, in.Now
 	var res BudgetResult
 	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
 	if err != nil {
@@ -114,8 +99,7 @@ func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, opts Budget
 		return failSafe(res, pdb, err, now), nil
 	}
 	var selected []*v1.Pod
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range in.Pods {
 		if p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels)) {
 			selected = append(selected, p)
 			res.SelectedPods = append(res.SelectedPods, p.Name)
@@ -126,7 +110,7 @@ func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, opts Budget
 		res.Events = append(res.Events, Event{Object: "pdb", Type: v1.EventTypeNormal, Reason: "NoPods", Message: "No matching pods found"})
 	}
 
-	expected, desired, unmanaged, err := expectedAndDesired(pdb, selected, opts.Scale)
+	expected, desired, unmanaged, err := expectedAndDesired(pdb, selected, in.Scale)
 	res.UnmanagedPods = unmanaged
 	if err != nil {
 		res.Events = append(res.Events, Event{Object: "pdb", Type: v1.EventTypeWarning, Reason: "CalculateExpectedPodCountFailed",
@@ -151,7 +135,7 @@ func ComputeStatus(pdb *policyv1.PodDisruptionBudget, pods []v1.Pod, opts Budget
 		t := metav1.NewTime(*recheck)
 		res.RecheckAt = &t
 	}
-	healthy := countHealthy(selected, disrupted, now.Time, readyFunc(opts.IsPodReady))
+	healthy := countHealthy(selected, disrupted, now.Time, readyFunc(in.IsPodReady))
 
 	allowed := healthy - desired
 	if expected <= 0 || allowed <= 0 {
@@ -234,9 +218,9 @@ func expectedAndDesired(pdb *policyv1.PodDisruptionBudget, pods []*v1.Pod, scale
 }
 
 // ErrNoScaleResolver is wrapped by BudgetResult.SyncError when a managed pod
-// needed a scale but BudgetOptions carried no ScaleResolver. The error's text
-// stays upstream's ("found no controllers for pod ...").
-var ErrNoScaleResolver = errors.New("no ScaleResolver in BudgetOptions")
+// needed a scale but BudgetInput.Scale was nil. The error's text stays
+// upstream's ("found no controllers for pod ...").
+var ErrNoScaleResolver = errors.New("no ScaleResolver in BudgetInput")
 
 // noControllerError is upstream's "found no controllers" error; it unwraps to
 // ErrNoScaleResolver when no resolver was configured.

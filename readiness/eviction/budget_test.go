@@ -48,12 +48,12 @@ func maxUnavailablePDB(v intstr.IntOrString) *policyv1.PodDisruptionBudget {
 	return p
 }
 
-func rs(name string, uid types.UID, replicas int32) appsv1.ReplicaSet {
-	return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}}
+func rs(name string, uid types.UID, replicas int32) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}}
 }
 
-func rc(name string, uid types.UID, replicas int32) v1.ReplicationController {
-	return v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid}, Spec: v1.ReplicationControllerSpec{Replicas: ptr.To(replicas)}}
+func rc(name string, uid types.UID, replicas int32) *v1.ReplicationController {
+	return &v1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid}, Spec: v1.ReplicationControllerSpec{Replicas: ptr.To(replicas)}}
 }
 
 // tuple is upstream's VerifyPdbStatus tuple (DA, currentHealthy, desiredHealthy, expectedPods).
@@ -73,7 +73,7 @@ type syncer struct {
 
 func (s *syncer) sync(pods []v1.Pod) BudgetResult {
 	s.t.Helper()
-	res, err := ComputeStatus(s.pdb, pods, BudgetOptions{Now: t0, Scale: s.w.Resolve})
+	res, err := ComputeStatus(BudgetInput{PDB: s.pdb, Pods: ptrs(pods), Now: t0, Scale: s.w.Resolve})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestIntegerMaxUnavailable(t *testing.T) {
 
 func TestIntegerMaxUnavailableWithScaling(t *testing.T) {
 	set := rs("foobar", "rs-uid", 7)
-	s := &syncer{t: t, pdb: maxUnavailablePDB(intstr.FromInt32(2)), w: Workloads{ReplicaSets: []appsv1.ReplicaSet{set}}}
+	s := &syncer{t: t, pdb: maxUnavailablePDB(intstr.FromInt32(2)), w: Workloads{ReplicaSets: []*appsv1.ReplicaSet{set}}}
 	pods := []v1.Pod{owned(dcPod("pod"), "apps/v1", "ReplicaSet", "foobar", "rs-uid")}
 	s.expect(pods, tuple{0, 1, 5, 7})
 	s.w.ReplicaSets[0].Spec.Replicas = ptr.To[int32](5)
@@ -142,7 +142,7 @@ func TestIntegerMaxUnavailableWithScaling(t *testing.T) {
 }
 
 func TestPercentageMaxUnavailableWithScaling(t *testing.T) {
-	s := &syncer{t: t, pdb: maxUnavailablePDB(intstr.FromString("30%")), w: Workloads{ReplicaSets: []appsv1.ReplicaSet{rs("foobar", "rs-uid", 7)}}}
+	s := &syncer{t: t, pdb: maxUnavailablePDB(intstr.FromString("30%")), w: Workloads{ReplicaSets: []*appsv1.ReplicaSet{rs("foobar", "rs-uid", 7)}}}
 	pods := []v1.Pod{owned(dcPod("pod"), "apps/v1", "ReplicaSet", "foobar", "rs-uid")}
 	s.expect(pods, tuple{0, 1, 4, 7})
 	s.w.ReplicaSets[0].Spec.Replicas = ptr.To[int32](3)
@@ -185,7 +185,7 @@ func TestStatusForUnmanagedPod(t *testing.T) {
 }
 
 func TestReplicaSet(t *testing.T) {
-	s := &syncer{t: t, pdb: minAvailablePDB(intstr.FromString("20%")), w: Workloads{ReplicaSets: []appsv1.ReplicaSet{rs("foobar", "rs-uid", 10)}}}
+	s := &syncer{t: t, pdb: minAvailablePDB(intstr.FromString("20%")), w: Workloads{ReplicaSets: []*appsv1.ReplicaSet{rs("foobar", "rs-uid", 10)}}}
 	s.expect([]v1.Pod{owned(dcPod("pod"), "apps/v1", "ReplicaSet", "foobar", "rs-uid")}, tuple{0, 1, 2, 10})
 }
 
@@ -205,7 +205,7 @@ func TestScaleResource(t *testing.T) {
 func TestScaleFinderError(t *testing.T) {
 	boom := errors.New("the server could not find the requested resource")
 	w := Workloads{Scale: func(metav1.OwnerReference, string) (ScaleTarget, bool, error) { return ScaleTarget{}, false, boom }}
-	res, err := ComputeStatus(minAvailablePDB(intstr.FromString("50%")), []v1.Pod{owned(dcPod("p"), "custom.k8s.io/v1", "Thing", "t", "u")}, BudgetOptions{Now: t0, Scale: w.Resolve})
+	res, err := ComputeStatus(BudgetInput{PDB: minAvailablePDB(intstr.FromString("50%")), Pods: ptrs([]v1.Pod{owned(dcPod("p"), "custom.k8s.io/v1", "Thing", "t", "u")}), Now: t0, Scale: w.Resolve})
 	if err != nil || !errors.Is(res.SyncError, boom) || res.Status.DisruptionsAllowed != 0 {
 		t.Errorf("got %+v, %v", res, err)
 	}
@@ -217,7 +217,7 @@ func TestMultipleControllers(t *testing.T) {
 	if got := s.sync(pods).Status.DisruptionsAllowed; got != 0 {
 		t.Errorf("no controllers: DA = %d, want 0", got)
 	}
-	s.w.ReplicationControllers = []v1.ReplicationController{rc("rc 1", "rc-uid", 1)}
+	s.w.ReplicationControllers = []*v1.ReplicationController{rc("rc 1", "rc-uid", 1)}
 	for i := range pods {
 		pods[i] = owned(pods[i], "v1", "ReplicationController", "rc 1", "rc-uid")
 	}
@@ -249,21 +249,21 @@ func controllerSequence(t *testing.T, w Workloads, own func(v1.Pod) v1.Pod) {
 }
 
 func TestReplicationController(t *testing.T) {
-	controllerSequence(t, Workloads{ReplicationControllers: []v1.ReplicationController{rc("foobar", "rc-uid", 3)}},
+	controllerSequence(t, Workloads{ReplicationControllers: []*v1.ReplicationController{rc("foobar", "rc-uid", 3)}},
 		func(p v1.Pod) v1.Pod { return owned(p, "v1", "ReplicationController", "foobar", "rc-uid") })
 }
 
 func TestStatefulSetController(t *testing.T) {
 	ss := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "foobar", Namespace: "default", UID: "ss-uid"}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3)}}
-	controllerSequence(t, Workloads{StatefulSets: []appsv1.StatefulSet{ss}},
+	controllerSequence(t, Workloads{StatefulSets: []*appsv1.StatefulSet{&ss}},
 		func(p v1.Pod) v1.Pod { return owned(p, "apps/v1", "StatefulSet", "foobar", "ss-uid") })
 }
 
 func TestTwoControllers(t *testing.T) {
 	const size, minOne, minTwo int32 = 11, 4, 7
 	w := Workloads{
-		ReplicationControllers: []v1.ReplicationController{rc("foobar", "rc-uid", size)},
-		ReplicaSets:            []appsv1.ReplicaSet{rs("foobar", "rs-uid", size)},
+		ReplicationControllers: []*v1.ReplicationController{rc("foobar", "rc-uid", size)},
+		ReplicaSets:            []*appsv1.ReplicaSet{rs("foobar", "rs-uid", size)},
 	}
 	s := &syncer{t: t, pdb: minAvailablePDB(intstr.FromString("28%")), w: w}
 	s.expect(nil, tuple{0, 0, 0, 0})
@@ -336,7 +336,7 @@ func TestDisruptedPodBoundary(t *testing.T) {
 	// At exactly t + DeletionTimeout the entry is kept but the pod is healthy again.
 	pdb := minAvailablePDB(intstr.FromInt32(0))
 	pdb.Status.DisruptedPods = map[string]metav1.Time{"p": metav1.NewTime(t0.Add(-DeletionTimeout))}
-	res, err := ComputeStatus(pdb, []v1.Pod{dcPod("p")}, BudgetOptions{Now: t0})
+	res, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs([]v1.Pod{dcPod("p")}), Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,16 +392,16 @@ func TestFinders(t *testing.T) {
 	dep := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "dep", Namespace: "default", UID: "dep-uid"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](10)}}
 	ss := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "foobar", Namespace: "default", UID: "ss-uid"}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](14)}}
 	base := Workloads{
-		ReplicaSets:            []appsv1.ReplicaSet{rs("foobar", "rs-uid", 10)},
-		ReplicationControllers: []v1.ReplicationController{rc("foobar", "rc-uid", 12)},
-		StatefulSets:           []appsv1.StatefulSet{ss},
+		ReplicaSets:            []*appsv1.ReplicaSet{rs("foobar", "rs-uid", 10)},
+		ReplicationControllers: []*v1.ReplicationController{rc("foobar", "rc-uid", 12)},
+		StatefulSets:           []*appsv1.StatefulSet{&ss},
 	}
 	withDep := func(depAPIVersion, depKind string) Workloads {
 		w := base
 		r := rs("foobar", "rs-uid", 5)
 		r.OwnerReferences = []metav1.OwnerReference{{APIVersion: depAPIVersion, Kind: depKind, Name: "dep", UID: "dep-uid", Controller: ptr.To(true)}}
-		w.ReplicaSets = []appsv1.ReplicaSet{r}
-		w.Deployments = []appsv1.Deployment{dep}
+		w.ReplicaSets = []*appsv1.ReplicaSet{r}
+		w.Deployments = []*appsv1.Deployment{&dep}
 		return w
 	}
 	cases := map[string]struct {
@@ -468,7 +468,10 @@ func TestStalePodDisruption(t *testing.T) {
 			if tc.deleting {
 				p.DeletionTimestamp = &t0
 			}
-			tracked, after := StaleDisruptionTarget(p, metav1.NewTime(t0.Add(tc.passed)))
+			tracked, after, err := StaleDisruptionTarget(StaleInput{Pod: p, Now: metav1.NewTime(t0.Add(tc.passed))})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tracked != tc.wantTracked || after != tc.wantAfter {
 				t.Errorf("got (%v, %v), want (%v, %v)", tracked, after, tc.wantTracked, tc.wantAfter)
 			}
@@ -476,14 +479,60 @@ func TestStalePodDisruption(t *testing.T) {
 	}
 }
 
-func TestComputeStatusNilPDB(t *testing.T) {
-	if _, err := ComputeStatus(nil, nil, BudgetOptions{Now: t0}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("err = %v", err)
+func TestStaleDisruptionTargetInvalidInput(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
+	cases := map[string]struct {
+		in     StaleInput
+		fields []string
+		text   string
+	}{
+		"nil pod": {in: StaleInput{Now: t0}, fields: []string{"StaleInput.Pod"},
+			text: "eviction: StaleDisruptionTarget: StaleInput.Pod: Required value"},
+		"zero Now": {in: StaleInput{Pod: pod}, fields: []string{"StaleInput.Now"},
+			text: "eviction: StaleDisruptionTarget: pod ns/p: StaleInput.Now: Required value: the time of the request is required"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tracked, after, err := StaleDisruptionTarget(tc.in)
+			checkInputError(t, err, tc.fields...)
+			if tracked || after != 0 {
+				t.Errorf("got (%v, %v) with an error", tracked, after)
+			}
+			if err != nil && err.Error() != tc.text {
+				t.Errorf("error text %q, want %q", err, tc.text)
+			}
+		})
+	}
+}
+
+func TestComputeStatusInvalidInput(t *testing.T) {
+	pods := []*v1.Pod{ptr.To(dcPod("a")), nil}
+	cases := map[string]struct {
+		in     BudgetInput
+		fields []string
+	}{
+		"nil PDB":  {in: BudgetInput{Now: t0}, fields: []string{"BudgetInput.PDB"}},
+		"nil pod":  {in: BudgetInput{PDB: minAvailablePDB(intstr.FromInt32(1)), Pods: pods, Now: t0}, fields: []string{"BudgetInput.Pods[1]"}},
+		"zero Now": {in: BudgetInput{PDB: minAvailablePDB(intstr.FromInt32(1))}, fields: []string{"BudgetInput.Now"}},
+		"all":      {in: BudgetInput{Pods: pods}, fields: []string{"BudgetInput.PDB", "BudgetInput.Pods[1]", "BudgetInput.Now"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, err := ComputeStatus(tc.in)
+			checkInputError(t, err, tc.fields...)
+			if res.Write || res.SyncError != nil {
+				t.Errorf("got %+v with an error", res)
+			}
+		})
+	}
+	_, err := ComputeStatus(BudgetInput{PDB: minAvailablePDB(intstr.FromInt32(1))})
+	if want := "eviction: ComputeStatus: pdb default/foobar: BudgetInput.Now: Required value: the time of the request is required"; err == nil || err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
 	}
 }
 
 func TestNoScaleResolver(t *testing.T) {
-	res, err := ComputeStatus(maxUnavailablePDB(intstr.FromInt32(1)), []v1.Pod{owned(dcPod("p"), "apps/v1", "ReplicaSet", "x", "x")}, BudgetOptions{Now: t0})
+	res, err := ComputeStatus(BudgetInput{PDB: maxUnavailablePDB(intstr.FromInt32(1)), Pods: ptrs([]v1.Pod{owned(dcPod("p"), "apps/v1", "ReplicaSet", "x", "x")}), Now: t0})
 	if err != nil || !errors.Is(res.SyncError, ErrNoScaleResolver) || res.SyncError.Error() != `found no controllers for pod "p"` {
 		t.Errorf("got %+v, %v", res, err)
 	}

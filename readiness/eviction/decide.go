@@ -1,10 +1,10 @@
 package eviction
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -12,17 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podstatus/podstatus/internal/accept"
 )
 
-// ErrInvalidInput is wrapped by every error Decide and ComputeStatus return:
-// the input cannot describe a request the API server would handle (nil pod,
-// pod without a name, unsupported dry-run value, PDB without a name).
-var ErrInvalidInput = errors.New("invalid input")
-
-// Decide predicts the eviction subresource's answer for pod, given the PDBs in
-// its namespace (PDBs of other namespaces are ignored, as upstream does) and
-// the request described by opts. The rules, in order, are those of
-// EvictionREST.Create in Kubernetes v1.37.0:
+// Decide predicts the eviction subresource's answer for in.Pod, given the
+// PDBs in its namespace (PDBs of other namespaces are ignored, as upstream
+// does) and the request described by in. The rules, in order, are those of
+// EvictionREST.Create in Kubernetes v1.37.0
+// (pkg/registry/core/pod/storage/eviction.go):
 //
 //  1. request checks: body name vs URL name (400), the forbidden
 //     ignoreStoreReadErrorWithClusterBreakingPotential delete option (422),
@@ -44,14 +42,18 @@ var ErrInvalidInput = errors.New("invalid input")
 // which can turn the answer into 409 Conflict (or into 429 after an
 // unhealthy-pod shortcut without a caller resourceVersion).
 //
-// The error is non-nil only for input the server could never see; it wraps
-// [ErrInvalidInput]. Refusals are answers, not errors: see Decision.Err.
-func Decide(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, opts Options) (Decision, error) {
-	if err := validateDecideInput(pod, pdbs, opts); err != nil {
+// The error is non-nil only for input the server could never see (a nil or
+// unnamed pod, a nil or unnamed PDB, a zero Now, a dry-run value other than
+// "All"): a *[podstatus.InputError], matching [podstatus.ErrInvalidInput],
+// whose field paths start at Input ("Input.PDBs[1].Name"). Refusals are
+// answers, not errors: see [Decision.Err].
+func Decide(in Input) (Decision, error) {
+	if err := validateInput(in); err != nil {
 		return Decision{}, err
 	}
+	pod := in.Pod
 	d := Decision{}
-	evictionName := opts.EvictionName
+	evictionName := in.EvictionName
 	if evictionName == "" {
 		evictionName = pod.Name
 	}
@@ -60,14 +62,14 @@ func Decide(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, opts Options) (Dec
 	if evictionName != pod.Name {
 		return refuse(d, PathInvalidRequest, apierrors.NewBadRequest(MessageNameMismatch)), nil
 	}
-	if opts.DeleteOptions != nil && opts.DeleteOptions.IgnoreStoreReadErrorWithClusterBreakingPotential != nil &&
-		*opts.DeleteOptions.IgnoreStoreReadErrorWithClusterBreakingPotential {
+	if in.DeleteOptions != nil && in.DeleteOptions.IgnoreStoreReadErrorWithClusterBreakingPotential != nil &&
+		*in.DeleteOptions.IgnoreStoreReadErrorWithClusterBreakingPotential {
 		return refuse(d, PathInvalidRequest, ignoreStoreReadErrorInvalid(pod.Name)), nil
 	}
-	deleteOpts, err := mergeDryRun(opts.DeleteOptions, opts.DryRun)
+	deleteOpts, err := mergeDryRun(in.DeleteOptions, in.DryRun)
 	if err != nil {
 		d.Path = PathInvalidRequest
-		d = withStatus(d, internalUnknown(err.Error()))
+		d.Status = internalUnknown(err.Error())
 		return d, nil
 	}
 	d.DryRun = len(deleteOpts.DryRun) > 0
@@ -81,108 +83,68 @@ func Decide(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, opts Options) (Dec
 			del = withResourceVersion(deleteOpts, pod.ResourceVersion)
 			d.ResourceVersionPrecondition = true
 		}
-		return deletePod(d, pod, del, opts.Now, ""), nil
+		return deletePod(d, pod, del, in.Now, ""), nil
 	}
 
 	// PDBs that select the pod.
-	for i := range pdbs {
-		if selects(&pdbs[i], pod) {
-			d.MatchedPDBs = append(d.MatchedPDBs, pdbs[i].Name)
+	var pdb *policyv1.PodDisruptionBudget
+	for _, p := range in.PDBs {
+		if selects(p, pod) {
+			d.MatchedPDBs = append(d.MatchedPDBs, p.Name)
+			if pdb == nil {
+				pdb = p
+			}
 		}
 	}
 	switch len(d.MatchedPDBs) {
 	case 0:
 		d.Path = PathNoPDB
-		return deletePod(d, pod, deleteOpts, opts.Now, ""), nil
+		return deletePod(d, pod, deleteOpts, in.Now, ""), nil
 	case 1:
 	default:
 		d.Path = PathMultiplePDBs
 		// The handler returns this as a result object, not an error, but the
 		// request finisher turns a result Status that is not Success into an
 		// error, so the status line is the body's 500 too.
-		d = withStatus(d, withStatusTypeMeta(metav1.Status{
+		d.Status = withStatusTypeMeta(metav1.Status{
 			Status:  metav1.StatusFailure,
 			Message: MessageMultiplePDBs,
 			Code:    http.StatusInternalServerError,
-		}))
+		})
 		return d, nil
 	}
-	var pdb *policyv1.PodDisruptionBudget
-	for i := range pdbs {
-		if pdbs[i].Name == d.MatchedPDBs[0] && selects(&pdbs[i], pod) {
-			pdb = &pdbs[i]
-			break
-		}
-	}
-	d.PDB = pdb.Name
 
 	// Unhealthy pods may bypass the budget (KEP-3017).
-	if !readyFunc(opts.IsPodReady)(pod) {
-		if path, skip := unhealthyShortcut(pdb, opts.StrictUnknownPolicy); skip {
+	if !readyFunc(in.IsPodReady)(pod) {
+		if path, skip := unhealthyShortcut(pdb, in.StrictUnknownPolicy); skip {
 			d.Path = path
 			d.ResourceVersionPrecondition = true
 			// The snapshot's resourceVersion replaces any the caller gave.
 			del := withResourceVersion(deleteOpts, pod.ResourceVersion)
-			return deletePod(d, pod, del, opts.Now, conflictBecomes429(pdb.Name, callerRV)), nil
+			return deletePod(d, pod, del, in.Now, conflictBecomes429(pdb.Name, callerRV)), nil
 		}
 	}
 
 	// The budget check (checkAndDecrement).
-	path, refusal, status := checkBudget(pdb, pod.Name, d.DryRun, opts.Now)
+	path, refusal, status := checkBudget(pdb, pod.Name, d.DryRun, in.Now)
 	d.Path = path
 	if refusal != nil {
 		return refuse(d, path, refusal), nil
 	}
-	if status != nil {
-		d.PDBStatus = status
-		d.BudgetDecremented = true
-		d.DisruptedPodRecorded = true
-	}
-	return deletePod(d, pod, deleteOpts, opts.Now, ""), nil
-}
-
-// validateDecideInput rejects input no API server request can produce.
-func validateDecideInput(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, opts Options) error {
-	if pod == nil {
-		return fmt.Errorf("eviction: pod is nil: %w", ErrInvalidInput)
-	}
-	if pod.Name == "" {
-		return fmt.Errorf("eviction: pod has no name: %w", ErrInvalidInput)
-	}
-	for i := range pdbs {
-		if pdbs[i].Name == "" {
-			return fmt.Errorf("eviction: pdbs[%d] has no name: %w", i, ErrInvalidInput)
-		}
-	}
-	check := func(where string, values []string) error {
-		for _, v := range values {
-			if v != metav1.DryRunAll {
-				return fmt.Errorf("eviction: %s dry-run value %q is not %q: %w", where, v, metav1.DryRunAll, ErrInvalidInput)
-			}
-		}
-		return nil
-	}
-	if err := check("request", opts.DryRun); err != nil {
-		return err
-	}
-	if opts.DeleteOptions != nil {
-		if err := check("deleteOptions", opts.DeleteOptions.DryRun); err != nil {
-			return err
-		}
-	}
-	return nil
+	d.PDBStatus = status
+	return deletePod(d, pod, deleteOpts, in.Now, ""), nil
 }
 
 // mergeDryRun is propagateDryRun: the body's delete options take the query's
 // dry-run value when they have none; both set and different is an error.
-// The result never aliases body.
+// The result aliases neither body nor query.
 func mergeDryRun(body *metav1.DeleteOptions, query []string) (*metav1.DeleteOptions, error) {
 	if body == nil {
-		return &metav1.DeleteOptions{DryRun: query}, nil
+		return &metav1.DeleteOptions{DryRun: slices.Clone(query)}, nil
 	}
 	out := body.DeepCopy()
 	if len(out.DryRun) == 0 {
-		out.DryRun = query
+		out.DryRun = slices.Clone(query)
 		return out, nil
 	}
 	if len(query) == 0 {
@@ -198,21 +160,13 @@ func mergeDryRun(body *metav1.DeleteOptions, query []string) (*metav1.DeleteOpti
 // podStateIgnoresPDB is canIgnorePDB. Note the terminating test is
 // DeletionTimestamp.IsZero(), so a non-nil zero timestamp is not terminating.
 func podStateIgnoresPDB(pod *v1.Pod) bool {
-	switch pod.Status.Phase {
-	case v1.PodSucceeded, v1.PodFailed, v1.PodPending:
-		return true
-	}
-	return !pod.DeletionTimestamp.IsZero()
+	return accept.Terminal(pod.Status.Phase) || pod.Status.Phase == v1.PodPending || !pod.DeletionTimestamp.IsZero()
 }
 
 // enforceResourceVersion is shouldEnforceResourceVersion: every pod that is
 // neither terminal nor terminating (in practice Pending pods).
 func enforceResourceVersion(pod *v1.Pod) bool {
-	switch pod.Status.Phase {
-	case v1.PodSucceeded, v1.PodFailed:
-		return false
-	}
-	return pod.DeletionTimestamp.IsZero()
+	return !accept.Terminal(pod.Status.Phase) && pod.DeletionTimestamp.IsZero()
 }
 
 // withResourceVersion returns a copy of o whose precondition resourceVersion is rv.
@@ -324,7 +278,8 @@ func deletePod(d Decision, pod *v1.Pod, del *metav1.DeleteOptions, now metav1.Ti
 		return refuse(d, d.Path, conflict)
 	}
 	d.Allowed = true
-	return withStatus(d, successStatus())
+	d.Status = successStatus()
+	return d
 }
 
 // handlerPreconditionConflict is getLatestPod's check in
@@ -371,19 +326,6 @@ var podResource = schema.GroupResource{Group: "", Resource: "Pod"}
 func refuse(d Decision, path Path, err *apierrors.StatusError) Decision {
 	d.Path = path
 	d.Allowed = false
-	return withStatus(d, withStatusTypeMeta(err.ErrStatus))
-}
-
-// withStatus copies s into d's summary fields.
-func withStatus(d Decision, s metav1.Status) Decision {
-	d.Status = s
-	d.Code = s.Code
-	d.HTTPStatusCode = int(s.Code)
-	d.Reason = s.Reason
-	d.Message = s.Message
-	d.RetryAfterSeconds = 0
-	if s.Details != nil {
-		d.RetryAfterSeconds = s.Details.RetryAfterSeconds
-	}
+	d.Status = withStatusTypeMeta(err.ErrStatus)
 	return d
 }

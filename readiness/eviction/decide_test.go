@@ -30,7 +30,7 @@ func TestDecideEdgeCases(t *testing.T) {
 		name  string
 		pod   *v1.Pod
 		pdbs  []policyv1.PodDisruptionBudget
-		opts  Options
+		opts  Input
 		check func(t *testing.T, d Decision)
 	}{
 		{
@@ -41,10 +41,10 @@ func TestDecideEdgeCases(t *testing.T) {
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 5}), other},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathMultiplePDBs, false, 500)
-				if d.HTTPStatusCode != http.StatusInternalServerError || d.Message != MessageMultiplePDBs || len(d.MatchedPDBs) != 2 || d.DeleteOptions != nil {
+				if d.Status.Code != http.StatusInternalServerError || d.Status.Message != MessageMultiplePDBs || len(d.MatchedPDBs) != 2 || d.DeleteOptions != nil {
 					t.Errorf("got %+v", d)
 				}
-				if d.Reason != "" || d.Status.Status != metav1.StatusFailure {
+				if d.Status.Reason != "" || d.Status.Status != metav1.StatusFailure {
 					t.Errorf("status = %+v", d.Status)
 				}
 			},
@@ -88,7 +88,7 @@ func TestDecideEdgeCases(t *testing.T) {
 			pdbs: []policyv1.PodDisruptionBudget{stale},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathPDBStale, false, 429)
-				if d.RetryAfterSeconds != 10 || d.Status.Details.Causes[0].Message != "The disruption budget foo is still being processed by the server." {
+				if retryAfter(d) != 10 || d.Status.Details.Causes[0].Message != "The disruption budget foo is still being processed by the server." {
 					t.Errorf("got %+v", d.Status)
 				}
 			},
@@ -115,7 +115,7 @@ func TestDecideEdgeCases(t *testing.T) {
 			}(),
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathUnhealthyAlwaysAllow, true, 201)
-				if d.BudgetDecremented || d.PDBStatus != nil || !d.ResourceVersionPrecondition {
+				if d.PDBStatus != nil || !d.ResourceVersionPrecondition {
 					t.Errorf("got %+v", d)
 				}
 			},
@@ -154,7 +154,7 @@ func TestDecideEdgeCases(t *testing.T) {
 				p.Spec.UnhealthyPodEvictionPolicy = policyPtr("Sometimes")
 				return []policyv1.PodDisruptionBudget{p}
 			}(),
-			opts:  Options{StrictUnknownPolicy: true},
+			opts:  Input{StrictUnknownPolicy: true},
 			check: func(t *testing.T, d Decision) { want(t, d, PathBudgetExhausted, false, 429) },
 		},
 		{
@@ -171,11 +171,11 @@ func TestDecideEdgeCases(t *testing.T) {
 		{
 			name: "conflicting dry-run values: 500 Unknown",
 			pod:  testPod("p", v1.PodRunning, ready),
-			opts: Options{DryRun: []string{"All"}, DeleteOptions: &metav1.DeleteOptions{DryRun: []string{"All", "All"}}},
+			opts: Input{DryRun: []string{"All"}, DeleteOptions: &metav1.DeleteOptions{DryRun: []string{"All", "All"}}},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathInvalidRequest, false, 500)
-				if d.Reason != metav1.StatusReasonUnknown || d.Message != "Non-matching dry-run options in request and content: [All] and [All All]" {
-					t.Errorf("got %q %q", d.Reason, d.Message)
+				if d.Status.Reason != metav1.StatusReasonUnknown || d.Status.Message != "Non-matching dry-run options in request and content: [All] and [All All]" {
+					t.Errorf("got %q %q", d.Status.Reason, d.Status.Message)
 				}
 			},
 		},
@@ -235,7 +235,7 @@ func TestDecideEdgeCases(t *testing.T) {
 			name: "after a shortcut, a caller resourceVersion keeps a delete conflict a 409",
 			pod:  testPod("p", v1.PodRunning, notReady),
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 1, DesiredHealthy: 1})},
-			opts: Options{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{
+			opts: Input{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{
 				UID: ptr.To[types.UID]("wrong"), ResourceVersion: ptr.To("7")}}},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathUnhealthyIfHealthyBudget, false, 409)
@@ -248,10 +248,10 @@ func TestDecideEdgeCases(t *testing.T) {
 			name: "budget decremented, then the caller's resourceVersion fails the delete",
 			pod:  testPod("p", v1.PodRunning, ready),
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 2})},
-			opts: Options{DeleteOptions: metav1.NewRVDeletionPrecondition("7")},
+			opts: Input{DeleteOptions: metav1.NewRVDeletionPrecondition("7")},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathBudgetAllowed, false, 409)
-				if !d.BudgetDecremented || d.PDBStatus == nil || d.PDBStatus.DisruptionsAllowed != 1 || d.DisruptionTarget != nil {
+				if d.PDBStatus == nil || d.PDBStatus.DisruptionsAllowed != 1 || d.DisruptionTarget != nil {
 					t.Errorf("got %+v", d)
 				}
 			},
@@ -280,10 +280,10 @@ func TestDecideEdgeCases(t *testing.T) {
 			name: "dry-run on the budget path: allowed, nothing written",
 			pod:  testPod("p", v1.PodRunning, ready),
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1})},
-			opts: Options{DryRun: []string{metav1.DryRunAll}},
+			opts: Input{DryRun: []string{metav1.DryRunAll}},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathBudgetAllowed, true, 201)
-				if d.PDBStatus != nil || d.BudgetDecremented || d.DisruptedPodRecorded || d.DisruptionTarget != nil || !d.DryRun {
+				if d.PDBStatus != nil || d.DisruptionTarget != nil || !d.DryRun {
 					t.Errorf("got %+v", d)
 				}
 			},
@@ -292,7 +292,7 @@ func TestDecideEdgeCases(t *testing.T) {
 			name: "dry-run still refuses",
 			pod:  testPod("p", v1.PodRunning, ready),
 			pdbs: []policyv1.PodDisruptionBudget{testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: -1})},
-			opts: Options{DryRun: []string{metav1.DryRunAll}},
+			opts: Input{DryRun: []string{metav1.DryRunAll}},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathNegativeBudget, false, 403)
 				if d.Status.Details.Group != "policy" || d.Status.Details.Kind != "poddisruptionbudget" || d.Status.Details.Name != "foo" {
@@ -306,11 +306,11 @@ func TestDecideEdgeCases(t *testing.T) {
 			// (checked against a live v1.37.0 server).
 			name: "dry-run precondition failure comes from the store's early check",
 			pod:  testPod("p", v1.PodPending, nil),
-			opts: Options{DryRun: []string{metav1.DryRunAll}, DeleteOptions: metav1.NewRVDeletionPrecondition("7")},
+			opts: Input{DryRun: []string{metav1.DryRunAll}, DeleteOptions: metav1.NewRVDeletionPrecondition("7")},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathPodStateIgnoresPDB, false, 409)
 				const msg = `Operation cannot be fulfilled on Pod "p": the ResourceVersion in the precondition (7) does not match the ResourceVersion in record (42). The object might have been modified`
-				if d.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" || d.Status.Details.Name != "p" {
+				if d.Status.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" || d.Status.Details.Name != "p" {
 					t.Errorf("status = %+v", d.Status)
 				}
 			},
@@ -321,11 +321,11 @@ func TestDecideEdgeCases(t *testing.T) {
 			// the empty UID and refuses (live v1.37.0 server).
 			name: "empty UID precondition outside dry-run: condition written, then the store's 409",
 			pod:  testPod("p", v1.PodSucceeded, nil),
-			opts: Options{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(""))}}},
+			opts: Input{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID(""))}}},
 			check: func(t *testing.T, d Decision) {
 				want(t, d, PathPodStateIgnoresPDB, false, 409)
 				const msg = `Operation cannot be fulfilled on Pod "p": the UID in the precondition () does not match the UID in record (pod-uid). The object might have been deleted and then recreated`
-				if d.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" {
+				if d.Status.Message != msg || d.Status.Details == nil || d.Status.Details.Kind != "Pod" {
 					t.Errorf("status = %+v", d.Status)
 				}
 				if d.DisruptionTarget == nil {
@@ -364,7 +364,7 @@ func TestDecideEdgeCases(t *testing.T) {
 			if opts.Now.IsZero() {
 				opts.Now = t0
 			}
-			d, err := Decide(tc.pod, tc.pdbs, opts)
+			d, err := decide(tc.pod, tc.pdbs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -376,36 +376,44 @@ func TestDecideEdgeCases(t *testing.T) {
 // want checks the path, the outcome and the code, and that Err agrees.
 func want(t *testing.T, d Decision, path Path, allowed bool, code int32) {
 	t.Helper()
-	if d.Path != path || d.Allowed != allowed || d.Code != code {
-		t.Errorf("got path=%s allowed=%v code=%d (%s), want %s %v %d", d.Path, d.Allowed, d.Code, d.Message, path, allowed, code)
+	if d.Path != path || d.Allowed != allowed || d.Status.Code != code {
+		t.Errorf("got path=%s allowed=%v code=%d (%s), want %s %v %d", d.Path, d.Allowed, d.Status.Code, d.Status.Message, path, allowed, code)
 	}
 	if allowed != (d.Err() == nil) {
 		t.Errorf("Err() = %v with Allowed %v", d.Err(), d.Allowed)
 	}
-	if !allowed && apierrors.ReasonForError(d.Err()) != d.Reason {
-		t.Errorf("Err() reason %q != %q", apierrors.ReasonForError(d.Err()), d.Reason)
+	if !allowed && apierrors.ReasonForError(d.Err()) != d.Status.Reason {
+		t.Errorf("Err() reason %q != %q", apierrors.ReasonForError(d.Err()), d.Status.Reason)
 	}
 }
 
 func TestDecideInvalidInput(t *testing.T) {
 	good := testPod("p", v1.PodRunning, nil)
 	cases := map[string]struct {
-		pod  *v1.Pod
-		pdbs []policyv1.PodDisruptionBudget
-		opts Options
+		in     Input
+		fields []string
 	}{
-		"nil pod":             {pod: nil},
-		"pod without name":    {pod: &v1.Pod{}},
-		"PDB without name":    {pod: good, pdbs: []policyv1.PodDisruptionBudget{{}}},
-		"query dry-run value": {pod: good, opts: Options{DryRun: []string{"Yes"}}},
-		"body dry-run value":  {pod: good, opts: Options{DeleteOptions: &metav1.DeleteOptions{DryRun: []string{""}}}},
+		"nil pod":             {in: Input{Now: t0}, fields: []string{"Input.Pod"}},
+		"pod without name":    {in: Input{Pod: &v1.Pod{}, Now: t0}, fields: []string{"Input.Pod.Name"}},
+		"nil PDB":             {in: Input{Pod: good, PDBs: []*policyv1.PodDisruptionBudget{ptr.To(testPDB(selA(), policyv1.PodDisruptionBudgetStatus{})), nil}, Now: t0}, fields: []string{"Input.PDBs[1]"}},
+		"PDB without name":    {in: Input{Pod: good, PDBs: []*policyv1.PodDisruptionBudget{{}}, Now: t0}, fields: []string{"Input.PDBs[0].Name"}},
+		"zero Now":            {in: Input{Pod: good}, fields: []string{"Input.Now"}},
+		"query dry-run value": {in: Input{Pod: good, Now: t0, DryRun: []string{"All", "Yes"}}, fields: []string{"Input.DryRun[1]"}},
+		"body dry-run value":  {in: Input{Pod: good, Now: t0, DeleteOptions: &metav1.DeleteOptions{DryRun: []string{""}}}, fields: []string{"Input.DeleteOptions.DryRun[0]"}},
+		"every problem at once": {in: Input{Pod: &v1.Pod{}, PDBs: []*policyv1.PodDisruptionBudget{nil}, DryRun: []string{"Yes"}},
+			fields: []string{"Input.Pod.Name", "Input.PDBs[0]", "Input.Now", "Input.DryRun[0]"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Decide(tc.pod, tc.pdbs, tc.opts)
-			if !errors.Is(err, ErrInvalidInput) {
-				t.Errorf("err = %v, want ErrInvalidInput", err)
+			d, err := Decide(tc.in)
+			checkInputError(t, err, tc.fields...)
+			if d.Path != "" || d.Allowed {
+				t.Errorf("got %+v with an error", d)
 			}
 		})
+	}
+	_, err := Decide(Input{Pod: good})
+	if want := "eviction: Decide: pod default/p: Input.Now: Required value: the time of the request is required"; err == nil || err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
 	}
 }

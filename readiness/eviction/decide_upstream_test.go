@@ -23,7 +23,7 @@ type upstreamCase struct {
 	pdb      policyv1.PodDisruptionBudget
 	policies []*policyv1.UnhealthyPodEvictionPolicyType
 	pod      *v1.Pod
-	opts     Options
+	opts     Input
 
 	wantErr     string // errToString of the answer, "" for success
 	wantDeleted bool   // a delete is issued and succeeds
@@ -45,7 +45,7 @@ func runUpstream(t *testing.T, cases []upstreamCase) {
 				if opts.Now.IsZero() {
 					opts.Now = t0
 				}
-				d, err := Decide(tc.pod.DeepCopy(), []policyv1.PodDisruptionBudget{pdb}, opts)
+				d, err := decide(tc.pod.DeepCopy(), []policyv1.PodDisruptionBudget{pdb}, opts)
 				if err != nil {
 					t.Fatalf("Decide: %v", err)
 				}
@@ -55,8 +55,8 @@ func runUpstream(t *testing.T, cases []upstreamCase) {
 				if d.Allowed != tc.wantDeleted {
 					t.Errorf("Allowed = %v, want %v", d.Allowed, tc.wantDeleted)
 				}
-				if (d.Code == http.StatusCreated) != d.Allowed {
-					t.Errorf("Code %d inconsistent with Allowed %v", d.Code, d.Allowed)
+				if (d.Status.Code == http.StatusCreated) != d.Allowed {
+					t.Errorf("Code %d inconsistent with Allowed %v", d.Status.Code, d.Allowed)
 				}
 				if tc.wantPath != "" && d.Path != tc.wantPath {
 					t.Errorf("Path = %q, want %q", d.Path, tc.wantPath)
@@ -128,7 +128,7 @@ func TestEvictionWithETCD(t *testing.T) {
 			name:     "matching pdbs with disruptions allowed but bad name in Url",
 			pdb:      testPDB(selA(), policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1}),
 			pod:      testPod("t7bad-name", v1.PodPending, nil),
-			opts:     Options{EvictionName: "t7"},
+			opts:     Input{EvictionName: "t7"},
 			wantErr:  "name in URL does not match name in Eviction object: BadRequest",
 			wantPath: PathInvalidRequest,
 		},
@@ -154,7 +154,7 @@ func TestEviction(t *testing.T) {
 	nilAndIfHealthy := []*policyv1.UnhealthyPodEvictionPolicyType{nil, policyPtr(policyv1.IfHealthyBudget)}
 	alwaysAllow := []*policyv1.UnhealthyPodEvictionPolicyType{policyPtr(policyv1.AlwaysAllow)}
 	const stillProcessingErr = "Cannot evict pod as it would violate the pod's disruption budget.: TooManyRequests: The disruption budget foo is still being processed by the server."
-	wrongUID := Options{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To[types.UID]("other-uid")}}}
+	wrongUID := Input{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To[types.UID]("other-uid")}}}
 	terminating := testPod("t6", v1.PodRunning, nil)
 	terminating.DeletionTimestamp = &t0
 	runUpstream(t, []upstreamCase{
@@ -202,7 +202,7 @@ func TestEviction(t *testing.T) {
 			name:     "pod pending, always conflict on delete, user provided ResourceVersion constraint",
 			pdb:      testPDB(selA(), policyv1.PodDisruptionBudgetStatus{}),
 			pod:      testPod("t5", v1.PodPending, nil),
-			opts:     Options{DeleteOptions: metav1.NewRVDeletionPrecondition("userProvided")},
+			opts:     Input{DeleteOptions: metav1.NewRVDeletionPrecondition("userProvided")},
 			wantErr:  `Operation cannot be fulfilled on Pod "t5": the ResourceVersion in the precondition (userProvided) does not match the ResourceVersion in record (42). The object might have been modified: Conflict`,
 			wantPath: PathPodStateIgnoresPDB,
 		},
@@ -210,7 +210,7 @@ func TestEviction(t *testing.T) {
 			name:        "matching pdbs with no disruptions allowed, pod terminating",
 			pdb:         testPDB(selA(), policyv1.PodDisruptionBudgetStatus{}),
 			pod:         terminating,
-			opts:        Options{DeleteOptions: metav1.NewDeleteOptions(300)},
+			opts:        Input{DeleteOptions: metav1.NewDeleteOptions(300)},
 			wantDeleted: true,
 			wantPath:    PathPodStateIgnoresPDB,
 		},
@@ -330,7 +330,7 @@ func TestEvictionWithDeleteOptions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(testPod("foo", v1.PodPending, nil), tc.pdbs, Options{Now: t0, DryRun: tc.query, DeleteOptions: tc.body})
+			d, err := decide(testPod("foo", v1.PodPending, nil), tc.pdbs, Input{Now: t0, DryRun: tc.query, DeleteOptions: tc.body})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,15 +343,15 @@ func TestEvictionWithDeleteOptions(t *testing.T) {
 				if diff := cmp.Diff(tc.wantErr, error(got)); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
-				if d.Code != http.StatusUnprocessableEntity {
-					t.Errorf("Code = %d, want 422", d.Code)
+				if d.Status.Code != http.StatusUnprocessableEntity {
+					t.Errorf("Code = %d, want 422", d.Status.Code)
 				}
 				return
 			}
 			if !d.Allowed || !d.DryRun {
 				t.Errorf("Allowed=%v DryRun=%v, want both true", d.Allowed, d.DryRun)
 			}
-			if d.DisruptionTarget != nil || d.PDBStatus != nil || d.BudgetDecremented || d.DisruptedPodRecorded {
+			if d.DisruptionTarget != nil || d.PDBStatus != nil {
 				t.Errorf("dry-run wrote something: %+v", d)
 			}
 		})
@@ -377,7 +377,7 @@ func TestEvictionPDBStatus(t *testing.T) {
 				DisruptionsAllowed: tc.allowed,
 				Conditions:         []metav1.Condition{{Type: policyv1.DisruptionAllowedCondition, Reason: policyv1.SufficientPodsReason, Status: metav1.ConditionTrue}},
 			})
-			d, err := Decide(testPod("foo-1", v1.PodRunning, nil), []policyv1.PodDisruptionBudget{pdb}, Options{Now: t0, DeleteOptions: &metav1.DeleteOptions{}})
+			d, err := decide(testPod("foo-1", v1.PodRunning, nil), []policyv1.PodDisruptionBudget{pdb}, Input{Now: t0, DeleteOptions: &metav1.DeleteOptions{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -421,7 +421,7 @@ func TestAddConditionAndDelete(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(pod, nil, Options{Now: t0, DeleteOptions: &metav1.DeleteOptions{Preconditions: tc.pre}})
+			d, err := decide(pod, nil, Input{Now: t0, DeleteOptions: &metav1.DeleteOptions{Preconditions: tc.pre}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,15 +431,15 @@ func TestAddConditionAndDelete(t *testing.T) {
 				}
 				return
 			}
-			if d.Allowed || d.Code != http.StatusConflict || !strings.Contains(d.Message, tc.wantErr) {
-				t.Fatalf("want 409 containing %q, got %d %q", tc.wantErr, d.Code, d.Message)
+			if d.Allowed || d.Status.Code != http.StatusConflict || !strings.Contains(d.Status.Message, tc.wantErr) {
+				t.Fatalf("want 409 containing %q, got %d %q", tc.wantErr, d.Status.Code, d.Status.Message)
 			}
 			if d.DisruptionTarget != nil {
 				t.Errorf("a failed precondition must not write DisruptionTarget")
 			}
 		})
 	}
-	if _, err := Decide(nil, nil, Options{}); err == nil {
+	if _, err := decide(nil, nil, Input{}); err == nil {
 		t.Error("nil pod: want error")
 	}
 }

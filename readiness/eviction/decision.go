@@ -52,53 +52,34 @@ type Decision struct {
 	// Path is the branch of the handler that produced the answer.
 	Path Path
 
-	// Allowed reports whether the pod is deleted (or, in dry-run, would be).
+	// Allowed reports whether the pod is deleted (or, in dry-run, would be):
+	// Status.Status is Success.
 	Allowed bool
 
 	// Status is the response body exactly as the server sends it (kind
 	// Status, apiVersion v1): status, code, reason, message and details
-	// (causes, retryAfterSeconds, group/kind/name).
+	// (causes, retryAfterSeconds, group/kind/name). Its code is also the
+	// HTTP status line: 201 when the pod is evicted, otherwise the error code
+	// client-go reports (400, 403, 409, 422, 429, 500), even for the "more
+	// than one PodDisruptionBudget" answer, which the handler returns as a
+	// result object (the request finisher of k8s.io/apiserver turns a result
+	// Status that is not Success into an error). When
+	// Status.Details.RetryAfterSeconds is positive the server also sends a
+	// Retry-After header with that value.
 	Status metav1.Status
 
-	// Code is Status.Code: 201 when the pod is evicted, otherwise the error
-	// code client-go reports (400, 403, 409, 422, 429, 500).
-	Code int32
-
-	// HTTPStatusCode is the status line on the wire. It always equals Code:
-	// even the "more than one PodDisruptionBudget" answer, which the handler
-	// returns as a result object rather than an error, goes out as 500,
-	// because the request finisher turns a result Status that is not Success
-	// into an error (k8s.io/apiserver v0.37.0 handlers/finisher). Checked
-	// against a live v1.37.0 server by internal/upstream/eviction.
-	HTTPStatusCode int
-
-	// Reason is Status.Reason (empty on success and for the 500 result object).
-	Reason metav1.StatusReason
-
-	// Message is Status.Message, the exact text upstream produces.
-	Message string
-
-	// RetryAfterSeconds is Status.Details.RetryAfterSeconds; when positive the
-	// server also sends a Retry-After header with this value.
-	RetryAfterSeconds int32
-
-	// PDB is the name of the PDB that guards the pod when exactly one does.
-	PDB string
-
 	// MatchedPDBs are the names of every PDB that selects the pod, in input
-	// order.
+	// order; the pod's budget is checked only when there is exactly one. It is
+	// empty when the handler reads no PDB (PathInvalidRequest,
+	// PathPodStateIgnoresPDB).
 	MatchedPDBs []string
 
-	// BudgetDecremented reports whether the handler writes a decremented
-	// status.disruptionsAllowed to the PDB (never in dry-run).
-	BudgetDecremented bool
-
-	// DisruptedPodRecorded reports whether the pod is added to the PDB's
-	// status.disruptedPods (never in dry-run).
-	DisruptedPodRecorded bool
-
 	// PDBStatus is the status the handler writes to the PDB with
-	// UpdateStatus, or nil when it writes none.
+	// UpdateStatus, or nil when it writes none. It is non-nil exactly when the
+	// budget allowed a non-dry-run eviction: status.disruptionsAllowed is
+	// decremented and the pod is recorded in status.disruptedPods at Now (and
+	// DisruptionAllowed turns False when the budget reaches 0). It is still
+	// written when a precondition then refuses the delete.
 	PDBStatus *policyv1.PodDisruptionBudgetStatus
 
 	// ResourceVersionPrecondition reports whether the handler made the delete

@@ -23,20 +23,23 @@ func ExampleDecide() {
 			{Type: v1.PodReady, Status: v1.ConditionFalse},
 		}},
 	}
-	pdb := policyv1.PodDisruptionBudget{
+	pdb := &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
 		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
 		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 2, DesiredHealthy: 3},
 	}
 
-	d, _ := eviction.Decide(pod, []policyv1.PodDisruptionBudget{pdb}, eviction.Options{Now: now})
-	fmt.Println(d.Code, d.Path, d.Message)
+	d, err := eviction.Decide(eviction.Input{Pod: pod, PDBs: []*policyv1.PodDisruptionBudget{pdb}, Now: now})
+	if err != nil {
+		panic(err) // input no API server could see
+	}
+	fmt.Println(d.Status.Code, d.Path, d.Status.Message)
 	fmt.Println(d.Status.Details.Causes[0].Message)
 
 	always := policyv1.AlwaysAllow
 	pdb.Spec.UnhealthyPodEvictionPolicy = &always
-	d, _ = eviction.Decide(pod, []policyv1.PodDisruptionBudget{pdb}, eviction.Options{Now: now})
-	fmt.Println(d.Code, d.Path, d.BudgetDecremented, *d.DeleteOptions.Preconditions.ResourceVersion)
+	d, _ = eviction.Decide(eviction.Input{Pod: pod, PDBs: []*policyv1.PodDisruptionBudget{pdb}, Now: now})
+	fmt.Println(d.Status.Code, d.Path, d.PDBStatus != nil, *d.DeleteOptions.Preconditions.ResourceVersion)
 	// Output:
 	// 429 BudgetExhausted Cannot evict pod as it would violate the pod's disruption budget.
 	// The disruption budget web needs 3 healthy pods and has 2 currently
@@ -55,9 +58,9 @@ func ExampleComputeStatus() {
 	}
 	isController := true
 	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-abc", UID: "rs-1", Controller: &isController}}
-	var pods []v1.Pod
+	var pods []*v1.Pod
 	for i, ready := range []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionTrue, v1.ConditionTrue, v1.ConditionFalse} {
-		pods = append(pods, v1.Pod{
+		pods = append(pods, &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: "shop", Labels: map[string]string{"app": "web"}, OwnerReferences: owner},
 			Status:     v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: ready}}},
 		})
@@ -66,7 +69,10 @@ func ExampleComputeStatus() {
 		return eviction.ScaleTarget{UID: ref.UID, Replicas: 4}, ref.UID == "rs-1", nil
 	}
 
-	res, _ := eviction.ComputeStatus(pdb, pods, eviction.BudgetOptions{Now: now, Scale: scale})
+	res, err := eviction.ComputeStatus(eviction.BudgetInput{PDB: pdb, Pods: pods, Now: now, Scale: scale})
+	if err != nil {
+		panic(err) // a nil PDB or pod, or a zero Now
+	}
 	s := res.Status
 	fmt.Printf("expected=%d desired=%d healthy=%d allowed=%d\n", s.ExpectedPods, s.DesiredHealthy, s.CurrentHealthy, s.DisruptionsAllowed)
 	// Output:

@@ -1,14 +1,19 @@
 package eviction
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus"
 )
 
 // t0 is the fixed clock of the tests.
@@ -84,4 +89,48 @@ func makeDisruptedPods(n int) map[string]metav1.Time {
 		m[fmt.Sprintf("pod-%d", i)] = t0
 	}
 	return m
+}
+
+// ptrs points at each element of xs, as a lister's list holds them.
+func ptrs[T any](xs []T) []*T {
+	var out []*T
+	for i := range xs {
+		out = append(out, &xs[i])
+	}
+	return out
+}
+
+// decide is Decide of pod and pdbs with the rest of in: the tests keep their
+// PDBs as values.
+func decide(pod *v1.Pod, pdbs []policyv1.PodDisruptionBudget, in Input) (Decision, error) {
+	in.Pod, in.PDBs = pod, ptrs(pdbs)
+	return Decide(in)
+}
+
+// retryAfter is the Retry-After the server sends with d, 0 for none.
+func retryAfter(d Decision) int32 {
+	if d.Status.Details == nil {
+		return 0
+	}
+	return d.Status.Details.RetryAfterSeconds
+}
+
+// checkInputError checks that err is a *podstatus.InputError, matches
+// podstatus.ErrInvalidInput, and reports exactly the fields given, in order.
+func checkInputError(t *testing.T, err error, fields ...string) {
+	t.Helper()
+	if !errors.Is(err, podstatus.ErrInvalidInput) {
+		t.Fatalf("err = %v, want one matching podstatus.ErrInvalidInput", err)
+	}
+	var ie *podstatus.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err = %T %v, want a *podstatus.InputError", err, err)
+	}
+	var got []string
+	for _, e := range ie.Errs {
+		got = append(got, e.Field)
+	}
+	if !slices.Equal(got, fields) {
+		t.Errorf("fields %q, want %q (%v)", got, fields, err)
+	}
 }

@@ -30,7 +30,7 @@ func TestConcurrentEvictionRequests(t *testing.T) {
 	for i := range 10 {
 		pods = append(pods, runningPod(fmt.Sprintf("test-pod-%d", i), v1.ConditionTrue))
 	}
-	res, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0})
+	res, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs(pods), Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +39,12 @@ func TestConcurrentEvictionRequests(t *testing.T) {
 		t.Fatalf("DA = %d, want 10", pdb.Status.DisruptionsAllowed)
 	}
 	for i := range pods {
-		d, err := Decide(&pods[i], []policyv1.PodDisruptionBudget{*pdb}, Options{Now: t0})
+		d, err := decide(&pods[i], []policyv1.PodDisruptionBudget{*pdb}, Input{Now: t0})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !d.Allowed || d.Code == 409 {
-			t.Fatalf("eviction %d: %d %s", i, d.Code, d.Message)
+		if !d.Allowed || d.Status.Code == 409 {
+			t.Fatalf("eviction %d: %d %s", i, d.Status.Code, d.Status.Message)
 		}
 		pdb.Status = *d.PDBStatus
 	}
@@ -53,7 +53,7 @@ func TestConcurrentEvictionRequests(t *testing.T) {
 	}
 	// The controller's next sync (pods still there, entries fresh) keeps the
 	// budget at 0: the evicted pods no longer count as healthy.
-	res, err = ComputeStatus(pdb, pods, BudgetOptions{Now: t0})
+	res, err = ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs(pods), Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestTerminalPodEviction(t *testing.T) {
 	pdb.Generation, pdb.Status.ObservedGeneration = 1, 1
 	pod := dcPod("p")
 	pod.Status.Phase = v1.PodSucceeded
-	d, err := Decide(&pod, []policyv1.PodDisruptionBudget{*pdb}, Options{Now: t0})
+	d, err := decide(&pod, []policyv1.PodDisruptionBudget{*pdb}, Input{Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +89,17 @@ func TestEvictionWithUnhealthyPodEvictionPolicy(t *testing.T) {
 				pdb := minAvailablePDB(intstr.FromInt32(0))
 				pdb.Spec.UnhealthyPodEvictionPolicy = pol
 				pod := runningPod("p", ready)
-				res, err := ComputeStatus(pdb, []v1.Pod{pod}, BudgetOptions{Now: t0})
+				res, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs([]v1.Pod{pod}), Now: t0})
 				if err != nil {
 					t.Fatal(err)
 				}
 				pdb.Status = res.Status
-				d, err := Decide(&pod, []policyv1.PodDisruptionBudget{*pdb}, Options{Now: t0})
+				d, err := decide(&pod, []policyv1.PodDisruptionBudget{*pdb}, Input{Now: t0})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !d.Allowed {
-					t.Errorf("refused: %d %s", d.Code, d.Message)
+					t.Errorf("refused: %d %s", d.Status.Code, d.Status.Message)
 				}
 			})
 		}
@@ -125,12 +125,12 @@ func TestEvictionWithPrecondition(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pre := tc.pre
-			d, err := Decide(&pod, nil, Options{Now: t0, DeleteOptions: &metav1.DeleteOptions{Preconditions: &pre}})
+			d, err := decide(&pod, nil, Input{Now: t0, DeleteOptions: &metav1.DeleteOptions{Preconditions: &pre}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Allowed != tc.want {
-				t.Errorf("Allowed = %v (%s)", d.Allowed, d.Message)
+				t.Errorf("Allowed = %v (%s)", d.Allowed, d.Status.Message)
 			}
 		})
 	}

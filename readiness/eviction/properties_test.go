@@ -63,8 +63,8 @@ func genPDB(t *rapid.T, name string) policyv1.PodDisruptionBudget {
 	return p
 }
 
-func genOpts(t *rapid.T) Options {
-	o := Options{Now: t0}
+func genOpts(t *rapid.T) Input {
+	o := Input{Now: t0}
 	if rapid.Bool().Draw(t, "dryRun") {
 		o.DryRun = []string{metav1.DryRunAll}
 	}
@@ -93,11 +93,11 @@ func TestPropertyAlwaysAllowNeverBlocksUnreadyRunningPod(t *testing.T) {
 		pdb.Spec.UnhealthyPodEvictionPolicy = policyPtr(policyv1.AlwaysAllow)
 		opts := genOpts(t)
 		opts.DeleteOptions = nil
-		d, err := Decide(pod, []policyv1.PodDisruptionBudget{pdb}, opts)
+		d, err := decide(pod, []policyv1.PodDisruptionBudget{pdb}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !d.Allowed || d.Path != PathUnhealthyAlwaysAllow || d.BudgetDecremented {
+		if !d.Allowed || d.Path != PathUnhealthyAlwaysAllow || d.PDBStatus != nil {
 			t.Fatalf("AlwaysAllow blocked an unready pod: %+v", d)
 		}
 	})
@@ -113,7 +113,7 @@ func TestPropertyPolicyIrrelevantForReadyPods(t *testing.T) {
 		var first *Decision
 		for _, pol := range policies {
 			pdb.Spec.UnhealthyPodEvictionPolicy = pol
-			d, err := Decide(pod, []policyv1.PodDisruptionBudget{pdb}, opts)
+			d, err := decide(pod, []policyv1.PodDisruptionBudget{pdb}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestPropertyDecisionConsistent(t *testing.T) {
 		opts := genOpts(t)
 		podCopy, pdbsCopy, optsCopy := pod.DeepCopy(), deepCopyPDBs(pdbs), opts.DeleteOptions.DeepCopy()
 
-		d, err := Decide(pod, pdbs, opts)
+		d, err := decide(pod, pdbs, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,25 +154,25 @@ func TestPropertyDecisionConsistent(t *testing.T) {
 			t.Fatalf("delete options modified:\n%s", cmp.Diff(optsCopy, opts.DeleteOptions))
 		}
 
-		if d.Allowed != (d.Code == http.StatusCreated) || d.Allowed != (d.Err() == nil) || d.Allowed != (d.Status.Status == metav1.StatusSuccess) {
+		if d.Allowed != (d.Status.Code == http.StatusCreated) || d.Allowed != (d.Err() == nil) || d.Allowed != (d.Status.Status == metav1.StatusSuccess) {
 			t.Fatalf("inconsistent outcome: %+v", d)
 		}
-		if d.HTTPStatusCode != int(d.Code) {
-			t.Fatalf("wire code %d != body code %d", d.HTTPStatusCode, d.Code)
+		if retryAfter(d) > 0 && d.Status.Code != http.StatusTooManyRequests {
+			t.Fatalf("Retry-After on a %d", d.Status.Code)
 		}
-		if d.RetryAfterSeconds > 0 && d.Code != http.StatusTooManyRequests {
-			t.Fatalf("Retry-After on a %d", d.Code)
-		}
-		if d.DryRun && (d.DisruptionTarget != nil || d.PDBStatus != nil || d.BudgetDecremented || d.DisruptedPodRecorded) {
+		if d.DryRun && (d.DisruptionTarget != nil || d.PDBStatus != nil) {
 			t.Fatalf("dry-run wrote: %+v", d)
 		}
 		if d.Allowed && !d.DryRun && d.DisruptionTarget == nil {
 			t.Fatalf("an eviction without DisruptionTarget: %+v", d)
 		}
-		if d.BudgetDecremented {
+		if d.PDBStatus != nil {
+			if len(d.MatchedPDBs) != 1 {
+				t.Fatalf("a PDB status written with matched PDBs %v", d.MatchedPDBs)
+			}
 			var old *policyv1.PodDisruptionBudget
 			for i := range pdbs {
-				if pdbs[i].Name == d.PDB {
+				if pdbs[i].Name == d.MatchedPDBs[0] {
 					old = &pdbs[i]
 				}
 			}
@@ -217,7 +217,7 @@ func genBudgetScenario(t *rapid.T) (*policyv1.PodDisruptionBudget, []v1.Pod, Wor
 	if rapid.Bool().Draw(t, "maxUnavailable") {
 		pdb = maxUnavailablePDB(v)
 	}
-	w := Workloads{ReplicaSets: []appsv1.ReplicaSet{rs("set", "set-uid", rapid.Int32Range(0, 10).Draw(t, "replicas"))}}
+	w := Workloads{ReplicaSets: []*appsv1.ReplicaSet{rs("set", "set-uid", rapid.Int32Range(0, 10).Draw(t, "replicas"))}}
 	var pods []v1.Pod
 	for i := range rapid.IntRange(0, 8).Draw(t, "pods") {
 		p := owned(dcPod(fmt.Sprintf("p%d", i)), "apps/v1", "ReplicaSet", "set", "set-uid")
@@ -236,12 +236,12 @@ func genBudgetScenario(t *rapid.T) (*policyv1.PodDisruptionBudget, []v1.Pod, Wor
 func TestPropertyHealthyPodNeverLowersBudget(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pdb, pods, w := genBudgetScenario(t)
-		before, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
+		before, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs(pods), Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
 		more := append(append([]v1.Pod(nil), pods...), owned(dcPod("new-healthy"), "apps/v1", "ReplicaSet", "set", "set-uid"))
-		after, err := ComputeStatus(pdb, more, BudgetOptions{Now: t0, Scale: w.Resolve})
+		after, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs(more), Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestPropertyComputedStatusInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pdb, pods, w := genBudgetScenario(t)
 		pdb.Generation = rapid.Int64Range(0, 3).Draw(t, "generation")
-		res, err := ComputeStatus(pdb, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
+		res, err := ComputeStatus(BudgetInput{PDB: pdb, Pods: ptrs(pods), Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestPropertyComputedStatusInvariants(t *testing.T) {
 		}
 		next := pdb.DeepCopy()
 		next.Status = s
-		again, err := ComputeStatus(next, pods, BudgetOptions{Now: t0, Scale: w.Resolve})
+		again, err := ComputeStatus(BudgetInput{PDB: next, Pods: ptrs(pods), Now: t0, Scale: w.Resolve})
 		if err != nil {
 			t.Fatal(err)
 		}

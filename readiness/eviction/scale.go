@@ -38,11 +38,13 @@ type ScaleResolver func(ref metav1.OwnerReference, namespace string) (target Sca
 // Scale. A nil spec.replicas counts as 1, the API server's default.
 type Workloads struct {
 	// ReplicationControllers, ReplicaSets, Deployments and StatefulSets are
-	// the workloads that may own the selected pods, in any namespace.
-	ReplicationControllers []v1.ReplicationController
-	ReplicaSets            []appsv1.ReplicaSet
-	Deployments            []appsv1.Deployment
-	StatefulSets           []appsv1.StatefulSet
+	// the workloads that may own the selected pods, in any namespace (a
+	// lister's whole list may be passed). Nil entries are skipped; the
+	// objects are not modified.
+	ReplicationControllers []*v1.ReplicationController
+	ReplicaSets            []*appsv1.ReplicaSet
+	Deployments            []*appsv1.Deployment
+	StatefulSets           []*appsv1.StatefulSet
 
 	// Scale stands in for the /scale subresource of other kinds (custom
 	// resources). Nil means such a reference resolves to nothing, so the sync
@@ -142,8 +144,8 @@ func replicas(r *int32) int32 {
 }
 
 func (w Workloads) rc(ns, name string) *v1.ReplicationController {
-	for i := range w.ReplicationControllers {
-		if o := &w.ReplicationControllers[i]; o.Namespace == ns && o.Name == name {
+	for _, o := range w.ReplicationControllers {
+		if o != nil && o.Namespace == ns && o.Name == name {
 			return o
 		}
 	}
@@ -151,8 +153,8 @@ func (w Workloads) rc(ns, name string) *v1.ReplicationController {
 }
 
 func (w Workloads) rs(ns, name string) *appsv1.ReplicaSet {
-	for i := range w.ReplicaSets {
-		if o := &w.ReplicaSets[i]; o.Namespace == ns && o.Name == name {
+	for _, o := range w.ReplicaSets {
+		if o != nil && o.Namespace == ns && o.Name == name {
 			return o
 		}
 	}
@@ -160,8 +162,8 @@ func (w Workloads) rs(ns, name string) *appsv1.ReplicaSet {
 }
 
 func (w Workloads) deployment(ns, name string) *appsv1.Deployment {
-	for i := range w.Deployments {
-		if o := &w.Deployments[i]; o.Namespace == ns && o.Name == name {
+	for _, o := range w.Deployments {
+		if o != nil && o.Namespace == ns && o.Name == name {
 			return o
 		}
 	}
@@ -169,8 +171,8 @@ func (w Workloads) deployment(ns, name string) *appsv1.Deployment {
 }
 
 func (w Workloads) ss(ns, name string) *appsv1.StatefulSet {
-	for i := range w.StatefulSets {
-		if o := &w.StatefulSets[i]; o.Namespace == ns && o.Name == name {
+	for _, o := range w.StatefulSets {
+		if o != nil && o.Namespace == ns && o.Name == name {
 			return o
 		}
 	}

@@ -4,7 +4,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podstatus/podstatus/internal/accept"
 )
 
 // StalePodDisruptionTimeout is how long a DisruptionTarget=True condition may
@@ -12,14 +13,23 @@ import (
 // controller resets it to False (the eviction's delete did not happen).
 const StalePodDisruptionTimeout = 2 * time.Minute
 
-// StaleDisruptionTarget reports whether the disruption controller tracks pod's
-// DisruptionTarget condition as possibly stale, and how long from now until it
-// resets the condition to False (0: reset now). Only a True condition whose
+// StaleDisruptionTarget reports whether the disruption controller tracks the
+// DisruptionTarget condition of in.Pod as possibly stale, and how long from
+// in.Now until it resets the condition to False (0: reset now), as
+// nonTerminatingPodHasStaleDisruptionCondition in
+// pkg/controller/disruption/disruption.go does. Only a True condition whose
 // reason is not TerminationByKubelet, on a pod that is neither terminating
 // nor in a terminal phase, is tracked.
-func StaleDisruptionTarget(pod *v1.Pod, now metav1.Time) (tracked bool, resetAfter time.Duration) {
-	if pod == nil || pod.DeletionTimestamp != nil {
-		return false, 0
+//
+// The error is only for a nil Pod or a zero Now: a *[podstatus.InputError],
+// matching [podstatus.ErrInvalidInput], whose field paths start at StaleInput.
+func StaleDisruptionTarget(in StaleInput) (tracked bool, resetAfter time.Duration, err error) {
+	if err := validateStaleInput(in); err != nil {
+		return false, 0, err
+	}
+	pod := in.Pod
+	if pod.DeletionTimestamp != nil {
+		return false, 0, nil
 	}
 	var cond *v1.PodCondition
 	for i := range pod.Status.Conditions {
@@ -29,12 +39,12 @@ func StaleDisruptionTarget(pod *v1.Pod, now metav1.Time) (tracked bool, resetAft
 		}
 	}
 	if cond == nil || cond.Status != v1.ConditionTrue || cond.Reason == v1.PodReasonTerminationByKubelet ||
-		pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-		return false, 0
+		accept.Terminal(pod.Status.Phase) {
+		return false, 0, nil
 	}
-	wait := StalePodDisruptionTimeout - now.Sub(cond.LastTransitionTime.Time)
+	wait := StalePodDisruptionTimeout - in.Now.Sub(cond.LastTransitionTime.Time)
 	if wait < 0 {
 		wait = 0
 	}
-	return true, wait
+	return true, wait, nil
 }

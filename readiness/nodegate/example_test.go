@@ -24,7 +24,7 @@ func ExampleEvaluate() {
 		Namespace: "kube-system",
 		Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}},
 	}}
-	cni := v1.Pod{
+	cni := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "cni-x7", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "cni"}},
 		Spec:       v1.PodSpec{NodeName: "worker-1"},
 		Status: v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{
@@ -32,11 +32,15 @@ func ExampleEvaluate() {
 		}},
 	}
 
-	res, _ := nodegate.Evaluate(node, gates, []v1.Pod{cni}, nodegate.Options{})
+	in := nodegate.Input{Node: node, Gates: gates, Pods: []*v1.Pod{cni}, Now: metav1.Now()}
+	res, err := nodegate.Evaluate(in)
+	if err != nil {
+		panic(err) // a nil node or pod, a zero Now, a duplicate gate name, a reserved taint key, ...
+	}
 	fmt.Println(res.NodeReady, res.Gates[0].Reason, len(res.Taints.Add), len(res.Taints.Remove))
 
 	cni.Status.Conditions[0].Status = v1.ConditionTrue
-	res, _ = nodegate.Evaluate(node, gates, []v1.Pod{cni}, nodegate.Options{})
+	res, _ = nodegate.Evaluate(in)
 	fmt.Println(res.NodeReady, res.Gates[0].Reason, res.Taints.Remove[0].Key)
 	for _, t := range res.Taints.NewTaints {
 		fmt.Println("keeps", t.Key)
@@ -60,12 +64,15 @@ func ExampleEvaluateRule() {
 	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", Labels: map[string]string{"pool": "workers"}}}
 
-	res, _ := nodegate.EvaluateRule(rule, node)
+	res, err := nodegate.EvaluateRule(nodegate.RuleInput{Rule: rule, Node: node})
+	if err != nil {
+		panic(err) // a nil node, or a rule the cluster would refuse (see ValidateRule)
+	}
 	fmt.Println(res.Action, res.Conditions[0].CurrentStatus, res.MissingConditions)
 
 	node.Spec.Taints = res.Taints.NewTaints
 	node.Status.Conditions = []v1.NodeCondition{{Type: "NetworkReady", Status: v1.ConditionTrue}}
-	res, _ = nodegate.EvaluateRule(rule, node)
+	res, _ = nodegate.EvaluateRule(nodegate.RuleInput{Rule: rule, Node: node})
 	fmt.Println(res.Action, len(res.Taints.NewTaints))
 	// Output:
 	// AddTaint Unknown 1

@@ -1,7 +1,6 @@
 package nodegate
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,10 +16,10 @@ type Gate struct {
 	// Name identifies the gate; it must be non-empty and unique on the node.
 	Name string
 	// Selector selects the gate's pods by label. An empty selector is
-	// invalid unless Options.EmptySelectorMatchesAll is set.
+	// invalid unless Input.EmptySelectorMatchesAll is set.
 	Selector metav1.LabelSelector
 	// Namespace restricts the gate to pods of one namespace; "" means every
-	// namespace (unless Options.EmptyNamespaceInvalid is set).
+	// namespace (unless Input.EmptyNamespaceInvalid is set).
 	Namespace string
 	// BlocksReadiness says whether the gate holds the node back; nil means
 	// true. A non-blocking gate is still evaluated and reported.
@@ -31,7 +30,7 @@ type Gate struct {
 // BlocksReadiness counts as true).
 func (g Gate) Blocking() bool { return g.BlocksReadiness == nil || *g.BlocksReadiness }
 
-// Reasons a gate is or is not ready, in GateStatus.Reason.
+// Reasons a gate is or is not ready, in GateResult.Reason.
 const (
 	// ReasonAllPodsReady: at least one pod matched and all are ready.
 	ReasonAllPodsReady = "AllPodsReady"
@@ -46,13 +45,14 @@ const (
 	// ReasonEmptySelector: the selector is empty ({}), which would match
 	// every pod; the gate fails closed unless EmptySelectorMatchesAll.
 	ReasonEmptySelector = "EmptySelector"
-	// ReasonInvalidNS: the gate has no namespace and EmptyNamespaceInvalid is set.
-	ReasonInvalidNS = "InvalidNamespace"
+	// ReasonInvalidNamespace: the gate has no namespace and
+	// EmptyNamespaceInvalid is set.
+	ReasonInvalidNamespace = "InvalidNamespace"
 )
 
-// GateStatus is one gate's readiness on the node (the KEP's
+// GateResult is one gate's readiness on the node (the KEP's
 // status.readiness entry, with the reasons a person needs).
-type GateStatus struct {
+type GateResult struct {
 	// Name is the gate's name.
 	Name string
 	// Ready reports whether at least one pod matched and all matched pods are ready.
@@ -69,10 +69,10 @@ type GateStatus struct {
 
 // Result is the evaluation of a node's gates.
 type Result struct {
-	// Gates holds one status per gate, in the order of the gates.
-	Gates []GateStatus
+	// Gates holds one result per gate, in the order of the gates.
+	Gates []GateResult
 	// NodeReady reports whether every blocking gate is ready (and the node's
-	// Ready condition is True, with Options.RequireNodeReadyCondition).
+	// Ready condition is True, with Input.RequireNodeReadyCondition).
 	NodeReady bool
 	// BlockingGates names the blocking gates that are not ready, in order.
 	BlockingGates []string
@@ -81,82 +81,75 @@ type Result struct {
 	// Taints is the change that brings the node's owned taints to
 	// DesiredTaints without touching any other taint.
 	Taints TaintDiff
-	// StatusChanged reports whether Gates differs from Options.Previous,
+	// StatusChanged reports whether Gates differs from Input.OldGates,
 	// compared as name → ready.
 	StatusChanged bool
 }
 
-// ErrInvalidGates is wrapped by Evaluate's error for gates that cannot be
-// evaluated at all: an empty or duplicate name, or a name that makes an
-// invalid PerGate taint key.
-var ErrInvalidGates = errors.New("invalid node readiness gates")
-
-// ErrInvalidOptions is wrapped by Evaluate's errors for a configuration that
-// cannot be applied (a bad or reserved taint key, effect or value, or an
-// unknown mode), and by Evaluate's and EvaluateRule's errors for a nil node.
-var ErrInvalidOptions = errors.New("invalid options")
-
-// Evaluate computes each gate's readiness from the pods bound to node, the
-// node's readiness, and the taint change. pods may hold any pods (other
-// nodes, unscheduled, any namespace): only pods whose spec.nodeName is the
+// Evaluate computes each gate's readiness from the pods bound to in.Node, the
+// node's readiness, and the taint change. Only pods whose spec.nodeName is the
 // node's name count. Invalid or empty selectors and gates matching no pod make
-// the gate not ready (fail closed). The error, which wraps ErrInvalidGates or
-// ErrInvalidOptions, is only for a nil or unnamed node and unusable gates or
-// options.
-func Evaluate(node *v1.Node, gates []Gate, pods []v1.Pod, opts Options) (Result, error) {
-	if node == nil || node.Name == "" {
-		return Result{}, fmt.Errorf("nodegate: node is nil or has no name: %w", ErrInvalidOptions)
+// the gate not ready (fail closed).
+//
+// The error is only for input that cannot be evaluated at all: a nil or
+// unnamed node, a nil pod, a zero Now, an empty, duplicate or (PerGate mode)
+// unusable gate name, a bad or reserved taint key, prefix, effect or value, or
+// an unknown mode or policy. It is a *[podstatus.InputError], matching
+// [podstatus.ErrInvalidInput], whose field paths start at Input and say which
+// part is at fault ("Input.Gates[1].Name", "Input.TaintKey").
+func Evaluate(in Input) (Result, error) {
+	in = in.withDefaults()
+	if errs := validateInput(in); len(errs) > 0 {
+		subject := ""
+		if in.Node != nil && in.Node.Name != "" {
+			subject = "node " + in.Node.Name
+		}
+		return Result{}, inputError("Evaluate", subject, errs)
 	}
-	opts = opts.withDefaults()
-	if err := validateOptions(opts); err != nil {
-		return Result{}, err
-	}
-	if err := validateGates(gates, opts); err != nil {
-		return Result{}, err
-	}
+	node := in.Node
 
 	res := Result{NodeReady: true}
-	for _, g := range gates {
-		st := evaluateGate(node.Name, g, pods, opts)
+	for _, g := range in.Gates {
+		st := evaluateGate(node.Name, g, in)
 		res.Gates = append(res.Gates, st)
 		if st.Blocking && !st.Ready {
 			res.NodeReady = false
 			res.BlockingGates = append(res.BlockingGates, g.Name)
 		}
 	}
-	if opts.RequireNodeReadyCondition && !nodeConditionTrue(node, v1.NodeReady) {
+	if in.RequireNodeReadyCondition && !nodeConditionTrue(node, v1.NodeReady) {
 		res.NodeReady = false
 	}
-	res.StatusChanged = statusChanged(opts.Previous, res.Gates)
+	res.StatusChanged = statusChanged(in.OldGates, res.Gates)
 
 	var timeAdded *metav1.Time
-	if opts.TaintEffect == v1.TaintEffectNoExecute {
-		t := opts.Now
+	if in.TaintEffect == v1.TaintEffectNoExecute {
+		t := in.Now
 		timeAdded = &t
 	}
 	taint := func(key string) v1.Taint {
-		return v1.Taint{Key: key, Value: opts.TaintValue, Effect: opts.TaintEffect, TimeAdded: timeAdded}
+		return v1.Taint{Key: key, Value: in.TaintValue, Effect: in.TaintEffect, TimeAdded: timeAdded}
 	}
-	switch opts.TaintMode {
+	switch in.TaintMode {
 	case TaintModeSingle:
 		if !res.NodeReady {
-			res.DesiredTaints = []v1.Taint{taint(opts.TaintKey)}
+			res.DesiredTaints = []v1.Taint{taint(in.TaintKey)}
 		}
 	case TaintModePerGate:
 		for _, name := range res.BlockingGates {
-			res.DesiredTaints = append(res.DesiredTaints, taint(opts.TaintKeyPrefix+name))
+			res.DesiredTaints = append(res.DesiredTaints, taint(in.TaintKeyPrefix+name))
 		}
 	}
-	if len(gates) == 0 && opts.NoGates == NoGatesLeaveTaints {
+	if len(in.Gates) == 0 && in.NoGates == NoGatesLeaveTaints {
 		res.Taints = TaintDiff{NewTaints: append([]v1.Taint(nil), node.Spec.Taints...)}
 		return res, nil
 	}
-	res.Taints = diffTaints(node.Spec.Taints, res.DesiredTaints, opts.owns, opts.ReplaceOnValueMismatch)
+	res.Taints = diffTaints(node.Spec.Taints, res.DesiredTaints, in.owns, in.ReplaceOnValueMismatch)
 	return res, nil
 }
 
 // owns reports whether the evaluator manages taint t under these options.
-func (o Options) owns(t *v1.Taint) bool {
+func (o Input) owns(t *v1.Taint) bool {
 	if t.Effect != o.TaintEffect {
 		return false
 	}
@@ -167,33 +160,32 @@ func (o Options) owns(t *v1.Taint) bool {
 }
 
 // evaluateGate computes one gate's status on node nodeName.
-func evaluateGate(nodeName string, g Gate, pods []v1.Pod, opts Options) GateStatus {
-	st := GateStatus{Name: g.Name, Blocking: g.Blocking()}
+func evaluateGate(nodeName string, g Gate, in Input) GateResult {
+	st := GateResult{Name: g.Name, Blocking: g.Blocking()}
 	sel, err := metav1.LabelSelectorAsSelector(&g.Selector)
 	if err != nil {
 		st.Reason, st.Message = ReasonInvalidSelector, err.Error()
 		return st
 	}
-	if sel.Empty() && !opts.EmptySelectorMatchesAll {
+	if sel.Empty() && !in.EmptySelectorMatchesAll {
 		st.Reason, st.Message = ReasonEmptySelector, "the gate's selector is empty; it would match every pod"
 		return st
 	}
-	if g.Namespace == "" && opts.EmptyNamespaceInvalid {
-		st.Reason, st.Message = ReasonInvalidNS, "the gate has no namespace"
+	if g.Namespace == "" && in.EmptyNamespaceInvalid {
+		st.Reason, st.Message = ReasonInvalidNamespace, "the gate has no namespace"
 		return st
 	}
-	for i := range pods {
-		p := &pods[i]
+	for _, p := range in.Pods {
 		if p.Spec.NodeName != nodeName || (g.Namespace != "" && p.Namespace != g.Namespace) ||
 			!sel.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		terminating := p.DeletionTimestamp != nil
-		if terminating && opts.TerminatingPods == TerminatingExclude {
+		if terminating && in.TerminatingPods == TerminatingExclude {
 			continue
 		}
 		st.Matched++
-		if podCountsReady(p, terminating, opts) {
+		if podCountsReady(p, terminating, in) {
 			st.ReadyCount++
 		} else {
 			st.NotReadyPods = append(st.NotReadyPods, p.Namespace+"/"+p.Name)
@@ -222,17 +214,17 @@ func evaluateGate(nodeName string, g Gate, pods []v1.Pod, opts Options) GateStat
 // podCountsReady decides whether one candidate pod counts as ready. A Failed
 // pod never does, a Succeeded pod only with SucceededPodsAreReady (a finished
 // pod serves nothing, whatever stale condition it carries).
-func podCountsReady(p *v1.Pod, terminating bool, opts Options) bool {
-	if terminating && opts.TerminatingPods == TerminatingNotReady {
+func podCountsReady(p *v1.Pod, terminating bool, in Input) bool {
+	if terminating && in.TerminatingPods == TerminatingNotReady {
 		return false
 	}
 	switch p.Status.Phase {
 	case v1.PodFailed:
 		return false
 	case v1.PodSucceeded:
-		return opts.SucceededPodsAreReady
+		return in.SucceededPodsAreReady
 	}
-	return opts.IsPodReady(p)
+	return in.IsPodReady(p)
 }
 
 // nodeConditionTrue reports whether the node's first condition of type t is True.
@@ -247,7 +239,7 @@ func nodeConditionTrue(node *v1.Node, t v1.NodeConditionType) bool {
 
 // statusChanged compares the published readiness with the new one as
 // name → ready maps.
-func statusChanged(prev []GateStatus, now []GateStatus) bool {
+func statusChanged(prev []GateResult, now []GateResult) bool {
 	old := map[string]bool{}
 	for _, g := range prev {
 		old[g.Name] = g.Ready

@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/podstatus/podstatus"
 )
 
 var t0 = metav1.NewTime(time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC))
@@ -39,6 +41,39 @@ func gatePod(name, nodeName string, labels map[string]string, ready *v1.Conditio
 	return p
 }
 
+// evaluate is Evaluate of n, gates and pods with the rest of in, at t0 when
+// in has no Now: the tests keep their pods as values.
+func evaluate(n *v1.Node, gates []Gate, pods []v1.Pod, in Input) (Result, error) {
+	in.Node, in.Gates, in.Pods = n, gates, ptrs(pods)
+	if in.Now.IsZero() {
+		in.Now = t0
+	}
+	return Evaluate(in)
+}
+
+// ptrs points at each element of xs, as a lister's list holds them.
+func ptrs[T any](xs []T) []*T {
+	var out []*T
+	for i := range xs {
+		out = append(out, &xs[i])
+	}
+	return out
+}
+
+// inputErrorPaths checks that err is a *podstatus.InputError matching
+// podstatus.ErrInvalidInput and returns its errors as "Type field".
+func inputErrorPaths(t *testing.T, err error) []string {
+	t.Helper()
+	if !errors.Is(err, podstatus.ErrInvalidInput) {
+		t.Fatalf("err = %v, want one matching podstatus.ErrInvalidInput", err)
+	}
+	var ie *podstatus.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err = %T %v, want a *podstatus.InputError", err, err)
+	}
+	return errPaths(ie.Errs)
+}
+
 func cs(s v1.ConditionStatus) *v1.ConditionStatus { return &s }
 
 var (
@@ -63,15 +98,15 @@ func withPhase(p v1.Pod, phase v1.PodPhase) v1.Pod {
 // TestGateVectors are the basic vectors for pod-selector gates: node n1, gate g1 selects app=cni in
 // kube-system, blocking, Single mode, key K, NoSchedule.
 func TestGateVectors(t *testing.T) {
-	single := Options{TaintKey: K}
-	perGate := Options{TaintMode: TaintModePerGate, TaintKeyPrefix: "readiness.k8s.io/gate-"}
+	single := Input{TaintKey: K}
+	perGate := Input{TaintMode: TaintModePerGate, TaintKeyPrefix: "readiness.k8s.io/gate-"}
 	g2 := Gate{Name: "g2", Namespace: "kube-system", Selector: metav1.LabelSelector{MatchLabels: csi}}
 	cases := []struct {
 		name       string
 		node       *v1.Node
 		gates      []Gate
 		pods       []v1.Pod
-		opts       Options
+		opts       Input
 		wantReason []string
 		wantReady  bool
 		wantAdd    []v1.Taint
@@ -105,11 +140,11 @@ func TestGateVectors(t *testing.T) {
 		{name: "9 value mismatch and foreign taint: no change", node: node("n1", taint(K, "old", v1.TaintEffectNoSchedule), taint("other", "", v1.TaintEffectNoExecute)),
 			gates: []Gate{g1()}, opts: single, wantReason: []string{ReasonNoMatchingPods}},
 		{name: "10 zero gates (default)", node: node("n1", kTaint()), opts: single, wantReady: true, wantRemove: []v1.Taint{kTaint()}},
-		{name: "10 zero gates (LeaveTaints)", node: node("n1", kTaint()), opts: Options{TaintKey: K, NoGates: NoGatesLeaveTaints}, wantReady: true},
+		{name: "10 zero gates (LeaveTaints)", node: node("n1", kTaint()), opts: Input{TaintKey: K, NoGates: NoGatesLeaveTaints}, wantReady: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Evaluate(tc.node, tc.gates, tc.pods, tc.opts)
+			res, err := evaluate(tc.node, tc.gates, tc.pods, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +177,7 @@ func TestEdgeCases(t *testing.T) {
 		node  *v1.Node
 		gates []Gate
 		pods  []v1.Pod
-		opts  Options
+		opts  Input
 		check func(t *testing.T, r Result)
 	}{
 		{name: "two pods, one not ready: listed", gates: []Gate{g1()},
@@ -165,15 +200,15 @@ func TestEdgeCases(t *testing.T) {
 		{name: "terminating pod plus a ready replacement", gates: []Gate{g1()},
 			pods:  []v1.Pod{terminating(gatePod("old", "n1", cni, cs(v1.ConditionFalse))), gatePod("new", "n1", cni, cs(v1.ConditionTrue))},
 			check: gateReady(true, ReasonAllPodsReady)},
-		{name: "terminating pods counted as not ready", gates: []Gate{g1()}, opts: Options{TerminatingPods: TerminatingNotReady},
+		{name: "terminating pods counted as not ready", gates: []Gate{g1()}, opts: Input{TerminatingPods: TerminatingNotReady},
 			pods: []v1.Pod{terminating(readyPod)}, check: gateReady(false, ReasonPodsNotReady)},
-		{name: "terminating pods counted as they are", gates: []Gate{g1()}, opts: Options{TerminatingPods: TerminatingAsIs},
+		{name: "terminating pods counted as they are", gates: []Gate{g1()}, opts: Input{TerminatingPods: TerminatingAsIs},
 			pods: []v1.Pod{terminating(readyPod)}, check: gateReady(true, ReasonAllPodsReady)},
 		{name: "Failed pod with a stale Ready=True is not ready", gates: []Gate{g1()},
 			pods: []v1.Pod{withPhase(readyPod, v1.PodFailed)}, check: gateReady(false, ReasonPodsNotReady)},
 		{name: "Succeeded pod is not ready by default", gates: []Gate{g1()},
 			pods: []v1.Pod{withPhase(gatePod("a", "n1", cni, cs(v1.ConditionFalse)), v1.PodSucceeded)}, check: gateReady(false, ReasonPodsNotReady)},
-		{name: "Succeeded pod with SucceededPodsAreReady", gates: []Gate{g1()}, opts: Options{SucceededPodsAreReady: true},
+		{name: "Succeeded pod with SucceededPodsAreReady", gates: []Gate{g1()}, opts: Input{SucceededPodsAreReady: true},
 			pods: []v1.Pod{withPhase(gatePod("a", "n1", cni, cs(v1.ConditionFalse)), v1.PodSucceeded)}, check: gateReady(true, ReasonAllPodsReady)},
 		{name: "Pending pod bound to the node", gates: []Gate{g1()},
 			pods: []v1.Pod{withPhase(gatePod("a", "n1", cni, nil), v1.PodPending)}, check: gateReady(false, ReasonPodsNotReady)},
@@ -184,9 +219,9 @@ func TestEdgeCases(t *testing.T) {
 		{name: "namespace \"\" matches every namespace", gates: []Gate{{Name: "g", Selector: metav1.LabelSelector{MatchLabels: cni}}},
 			pods: []v1.Pod{func() v1.Pod { p := readyPod; p.Namespace = "default"; return p }()}, check: gateReady(true, ReasonAllPodsReady)},
 		{name: "namespace \"\" invalid by option", gates: []Gate{{Name: "g", Selector: metav1.LabelSelector{MatchLabels: cni}}},
-			opts: Options{EmptyNamespaceInvalid: true}, pods: []v1.Pod{readyPod}, check: gateReady(false, ReasonInvalidNS)},
+			opts: Input{EmptyNamespaceInvalid: true}, pods: []v1.Pod{readyPod}, check: gateReady(false, ReasonInvalidNamespace)},
 		{name: "empty selector fails closed", gates: []Gate{{Name: "g"}}, pods: []v1.Pod{readyPod}, check: gateReady(false, ReasonEmptySelector)},
-		{name: "empty selector matches all by option", gates: []Gate{{Name: "g"}}, opts: Options{EmptySelectorMatchesAll: true},
+		{name: "empty selector matches all by option", gates: []Gate{{Name: "g"}}, opts: Input{EmptySelectorMatchesAll: true},
 			pods: []v1.Pod{readyPod}, check: gateReady(true, ReasonAllPodsReady)},
 		{name: "invalid key in selector", gates: []Gate{{Name: "g", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"k8s.io/too/many/slashes": "x"}}}},
 			check: gateReady(false, ReasonInvalidSelector)},
@@ -204,28 +239,28 @@ func TestEdgeCases(t *testing.T) {
 					t.Errorf("got %+v", r.Taints)
 				}
 			}},
-		{name: "ReplaceOnValueMismatch", gates: []Gate{g1()}, opts: Options{TaintValue: "v"},
+		{name: "ReplaceOnValueMismatch", gates: []Gate{g1()}, opts: Input{TaintValue: "v"},
 			node: node("n1", taint(K, "old", v1.TaintEffectNoSchedule)),
 			check: func(t *testing.T, r Result) {
 				if !r.Taints.Empty() {
 					t.Errorf("default must ignore the value: %+v", r.Taints)
 				}
 			}},
-		{name: "ReplaceOnValueMismatch set", gates: []Gate{g1()}, opts: Options{TaintValue: "v", ReplaceOnValueMismatch: true},
+		{name: "ReplaceOnValueMismatch set", gates: []Gate{g1()}, opts: Input{TaintValue: "v", ReplaceOnValueMismatch: true},
 			node: node("n1", taint(K, "old", v1.TaintEffectNoSchedule)),
 			check: func(t *testing.T, r Result) {
 				if !cmp.Equal(r.Taints.NewTaints, []v1.Taint{taint(K, "v", v1.TaintEffectNoSchedule)}) {
 					t.Errorf("got %+v", r.Taints)
 				}
 			}},
-		{name: "NoExecute taints carry TimeAdded", gates: []Gate{g1()}, opts: Options{TaintEffect: v1.TaintEffectNoExecute, Now: t0},
+		{name: "NoExecute taints carry TimeAdded", gates: []Gate{g1()}, opts: Input{TaintEffect: v1.TaintEffectNoExecute, Now: t0},
 			check: func(t *testing.T, r Result) {
 				if len(r.Taints.Add) != 1 || r.Taints.Add[0].TimeAdded == nil || !r.Taints.Add[0].TimeAdded.Equal(&t0) {
 					t.Errorf("got %+v", r.Taints.Add)
 				}
 			}},
 		{name: "RequireNodeReadyCondition holds a node whose gates are ready", gates: []Gate{g1()}, pods: []v1.Pod{readyPod},
-			opts: Options{RequireNodeReadyCondition: true},
+			opts: Input{RequireNodeReadyCondition: true},
 			check: func(t *testing.T, r Result) {
 				if r.NodeReady || len(r.DesiredTaints) != 1 {
 					t.Errorf("got %+v", r)
@@ -237,28 +272,28 @@ func TestEdgeCases(t *testing.T) {
 				n.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
 				return n
 			}(),
-			opts: Options{RequireNodeReadyCondition: true},
+			opts: Input{RequireNodeReadyCondition: true},
 			check: func(t *testing.T, r Result) {
 				if !r.NodeReady {
 					t.Errorf("got %+v", r)
 				}
 			}},
 		{name: "StatusChanged against the published readiness", gates: []Gate{g1()}, pods: []v1.Pod{readyPod},
-			opts: Options{Previous: []GateStatus{{Name: "g1", Ready: false}}},
+			opts: Input{OldGates: []GateResult{{Name: "g1", Ready: false}}},
 			check: func(t *testing.T, r Result) {
 				if !r.StatusChanged {
 					t.Error("want StatusChanged")
 				}
 			}},
 		{name: "StatusChanged false when equal", gates: []Gate{g1()}, pods: []v1.Pod{readyPod},
-			opts: Options{Previous: []GateStatus{{Name: "g1", Ready: true, Reason: "whatever"}}},
+			opts: Input{OldGates: []GateResult{{Name: "g1", Ready: true, Reason: "whatever"}}},
 			check: func(t *testing.T, r Result) {
 				if r.StatusChanged {
 					t.Error("want no change")
 				}
 			}},
 		{name: "StatusChanged when a gate disappears", gates: []Gate{g1()}, pods: []v1.Pod{readyPod},
-			opts: Options{Previous: []GateStatus{{Name: "g1", Ready: true}, {Name: "gone", Ready: true}}},
+			opts: Input{OldGates: []GateResult{{Name: "g1", Ready: true}, {Name: "gone", Ready: true}}},
 			check: func(t *testing.T, r Result) {
 				if !r.StatusChanged {
 					t.Error("want StatusChanged")
@@ -281,7 +316,7 @@ func TestEdgeCases(t *testing.T) {
 			if opts.TaintKey == "" {
 				opts.TaintKey = K
 			}
-			r, err := Evaluate(n, tc.gates, tc.pods, opts)
+			r, err := evaluate(n, tc.gates, tc.pods, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,38 +335,56 @@ func gateReady(ready bool, reason string) func(*testing.T, Result) {
 }
 
 func TestEvaluateErrors(t *testing.T) {
+	ready := gatePod("a", "n1", cni, cs(v1.ConditionTrue))
 	cases := map[string]struct {
-		node  *v1.Node
-		gates []Gate
-		opts  Options
-		want  error
+		in   Input
+		want []string
 	}{
-		"nil node":                   {node: nil, want: ErrInvalidOptions},
-		"duplicate gate names":       {node: node("n1"), gates: []Gate{g1(), g1()}, want: ErrInvalidGates},
-		"gate without name":          {node: node("n1"), gates: []Gate{{}}, want: ErrInvalidGates},
-		"NLC key not-ready":          {node: node("n1"), opts: Options{TaintKey: "node.kubernetes.io/not-ready"}, want: ErrInvalidOptions},
-		"NLC key unreachable":        {node: node("n1"), opts: Options{TaintKey: "node.kubernetes.io/unreachable"}, want: ErrInvalidOptions},
-		"invalid key":                {node: node("n1"), opts: Options{TaintKey: "a/b/c"}, want: ErrInvalidOptions},
-		"invalid effect":             {node: node("n1"), opts: Options{TaintEffect: "Sometimes"}, want: ErrInvalidOptions},
-		"invalid value":              {node: node("n1"), opts: Options{TaintValue: "not a value"}, want: ErrInvalidOptions},
-		"unknown mode":               {node: node("n1"), opts: Options{TaintMode: "Both"}, want: ErrInvalidOptions},
-		"unknown terminating policy": {node: node("n1"), opts: Options{TerminatingPods: "Maybe"}, want: ErrInvalidOptions},
-		"unknown no-gates policy":    {node: node("n1"), opts: Options{NoGates: "Maybe"}, want: ErrInvalidOptions},
-		"reserved prefix":            {node: node("n1"), opts: Options{TaintMode: TaintModePerGate, TaintKeyPrefix: "node.kubernetes.io/gate-"}, want: ErrInvalidOptions},
-		"gate name bad in a key":     {node: node("n1"), gates: []Gate{{Name: "has space"}}, opts: Options{TaintMode: TaintModePerGate}, want: ErrInvalidGates},
+		"nil node":                   {in: Input{}, want: []string{"Required Input.Node"}},
+		"unnamed node":               {in: Input{Node: &v1.Node{}}, want: []string{"Required Input.Node.Name"}},
+		"nil pod":                    {in: Input{Node: node("n1"), Pods: []*v1.Pod{&ready, nil}}, want: []string{"Required Input.Pods[1]"}},
+		"duplicate gate names":       {in: Input{Node: node("n1"), Gates: []Gate{g1(), g1()}}, want: []string{"Duplicate Input.Gates[1].Name"}},
+		"gate without name":          {in: Input{Node: node("n1"), Gates: []Gate{{}}}, want: []string{"Required Input.Gates[0].Name"}},
+		"NLC key not-ready":          {in: Input{Node: node("n1"), TaintKey: "node.kubernetes.io/not-ready"}, want: []string{"Invalid Input.TaintKey"}},
+		"NLC key unreachable":        {in: Input{Node: node("n1"), TaintKey: "node.kubernetes.io/unreachable"}, want: []string{"Invalid Input.TaintKey"}},
+		"invalid key":                {in: Input{Node: node("n1"), TaintKey: "a/b/c"}, want: []string{"Invalid Input.TaintKey"}},
+		"invalid effect":             {in: Input{Node: node("n1"), TaintEffect: "Sometimes"}, want: []string{"NotSupported Input.TaintEffect"}},
+		"invalid value":              {in: Input{Node: node("n1"), TaintValue: "not a value"}, want: []string{"Invalid Input.TaintValue"}},
+		"unknown mode":               {in: Input{Node: node("n1"), TaintMode: "Both"}, want: []string{"NotSupported Input.TaintMode"}},
+		"unknown terminating policy": {in: Input{Node: node("n1"), TerminatingPods: "Maybe"}, want: []string{"NotSupported Input.TerminatingPods"}},
+		"unknown no-gates policy":    {in: Input{Node: node("n1"), NoGates: "Maybe"}, want: []string{"NotSupported Input.NoGates"}},
+		"reserved prefix":            {in: Input{Node: node("n1"), TaintMode: TaintModePerGate, TaintKeyPrefix: "node.kubernetes.io/gate-"}, want: []string{"Invalid Input.TaintKeyPrefix"}},
+		"gate name bad in a key":     {in: Input{Node: node("n1"), Gates: []Gate{{Name: "has space"}}, TaintMode: TaintModePerGate}, want: []string{"Invalid Input.Gates[0].Name"}},
+		"several at once": {in: Input{Node: node("n1"), Gates: []Gate{{}}, TaintEffect: "Sometimes", NoGates: "Maybe"},
+			want: []string{"NotSupported Input.TaintEffect", "NotSupported Input.NoGates", "Required Input.Gates[0].Name"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Evaluate(tc.node, tc.gates, nil, tc.opts)
-			if !errors.Is(err, tc.want) {
-				t.Errorf("err = %v, want %v", err, tc.want)
+			in := tc.in
+			in.Now = t0
+			_, err := Evaluate(in)
+			if got := inputErrorPaths(t, err); !cmp.Equal(got, tc.want) {
+				t.Errorf("err = %v: paths %v, want %v", err, got, tc.want)
 			}
 		})
 	}
 }
 
+func TestEvaluateZeroNow(t *testing.T) {
+	res, err := Evaluate(Input{Node: node("n1"), Gates: []Gate{g1()}})
+	if got, want := inputErrorPaths(t, err), []string{"Required Input.Now"}; !cmp.Equal(got, want) {
+		t.Errorf("err = %v: paths %v, want %v", err, got, want)
+	}
+	if want := "nodegate: Evaluate: node n1: Input.Now: Required value: the time of the evaluation is required"; err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+	if res.NodeReady || res.Gates != nil || !res.Taints.Empty() {
+		t.Errorf("got %+v with an error", res)
+	}
+}
+
 func TestDefaultKey(t *testing.T) {
-	r, err := Evaluate(node("n1"), []Gate{g1()}, nil, Options{})
+	r, err := Evaluate(Input{Node: node("n1"), Gates: []Gate{g1()}, Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}

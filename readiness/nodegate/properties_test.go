@@ -60,8 +60,8 @@ func genPods(t *rapid.T) []v1.Pod {
 	return pods
 }
 
-func genOptions(t *rapid.T) Options {
-	o := Options{
+func genOptions(t *rapid.T) Input {
+	o := Input{
 		TaintKey:                []string{"", K}[rapid.IntRange(0, 1).Draw(t, "key")],
 		TaintValue:              rapid.SampledFrom([]string{"", "v"}).Draw(t, "value"),
 		TaintEffect:             rapid.SampledFrom(effects).Draw(t, "effect"),
@@ -79,7 +79,7 @@ func genOptions(t *rapid.T) Options {
 func TestPropertyNodeReadyIffBlockingGatesReady(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		gates := genGates(t)
-		res, err := Evaluate(node("n1", genTaints(t)...), gates, genPods(t), genOptions(t))
+		res, err := evaluate(node("n1", genTaints(t)...), gates, genPods(t), genOptions(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestPropertyTaintDiffExactAndForeignUntouched(t *testing.T) {
 		opts := genOptions(t)
 		n := node("n1", genTaints(t)...)
 		gates, pods := genGates(t), genPods(t)
-		res, err := Evaluate(n, gates, pods, opts)
+		res, err := evaluate(n, gates, pods, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestPropertyTaintDiffExactAndForeignUntouched(t *testing.T) {
 		}
 		n2 := n.DeepCopy()
 		n2.Spec.Taints = res.Taints.NewTaints
-		again, err := Evaluate(n2, gates, pods, opts)
+		again, err := evaluate(n2, gates, pods, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func TestPropertyRuleTouchesOnlyItsTaint(t *testing.T) {
 }
 
 func mustRuleT(t *rapid.T, r Rule, n *v1.Node) RuleResult {
-	res, err := EvaluateRule(r, n)
+	res, err := EvaluateRule(RuleInput{Rule: r, Node: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package nodegate
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -31,16 +29,6 @@ const (
 	MaxRuleTaintValueLength = 63
 )
 
-// ErrInvalidRule is wrapped by EvaluateRule's and DryRun's errors for a rule
-// the cluster would refuse; the error also wraps the aggregate of
-// [ValidateRule]'s errors, whose text names each field.
-var ErrInvalidRule = errors.New("invalid node readiness rule")
-
-// ruleError wraps ValidateRule's errors for rule.
-func ruleError(rule Rule, errs field.ErrorList) error {
-	return fmt.Errorf("nodegate: rule %q: %w: %w", rule.Name, ErrInvalidRule, errs.ToAggregate())
-}
-
 // ruleTaintName is the CEL pattern of the taint key's name part.
 var ruleTaintName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 
@@ -52,9 +40,11 @@ var (
 
 // ValidateRule reports what a cluster running node-readiness-controller says
 // when rule is created as a NodeReadinessRule: nil when the cluster accepts
-// it, otherwise the errors it answers, with the same field paths
-// (metadata.name, spec.conditions[0].type, spec.taint, spec.nodeSelector,
-// ...). The checks run in the cluster's three stages, and a stage runs only
+// it, otherwise the errors it answers, with the same field paths below
+// fldPath, the path of the object (nil for an object of its own, whose errors
+// are at metadata.name, spec.conditions[0].type, spec.taint,
+// spec.nodeSelector, ...; field.NewPath("items").Index(i) for a list's item).
+// The checks run in the cluster's three stages, and a stage runs only
 // when the earlier ones let it, as in the API server:
 //
 //  1. The API server's object checks: metadata.name is a DNS subdomain
@@ -87,22 +77,22 @@ var (
 // key and effect with overlapping selectors) need state ValidateRule does not
 // have and are not checked. Messages follow the cluster's where it matters;
 // the verdict and the field paths are what callers can rely on.
-func ValidateRule(rule Rule) field.ErrorList {
-	errs := validateRuleSchema(rule)
+func ValidateRule(rule Rule, fldPath *field.Path) field.ErrorList {
+	errs := validateRuleSchema(rule, fldPath)
 	if blocksCEL(errs) {
 		return errs
 	}
-	errs = append(errs, validateRuleTaintCEL(rule.Taint)...)
+	errs = append(errs, validateRuleTaintCEL(rule.Taint, fldPath.Child("spec", "taint"))...)
 	if len(errs) > 0 {
 		return errs
 	}
-	return validateRuleWebhook(rule)
+	return validateRuleWebhook(rule, fldPath.Child("spec"))
 }
 
 // validateRuleSchema is stage 1: the object metadata and the CRD's OpenAPI schema.
-func validateRuleSchema(rule Rule) field.ErrorList {
+func validateRuleSchema(rule Rule, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	name := field.NewPath("metadata", "name")
+	name := fldPath.Child("metadata", "name")
 	if rule.Name == "" {
 		errs = append(errs, field.Required(name, "name or generateName is required"))
 	} else {
@@ -111,7 +101,7 @@ func validateRuleSchema(rule Rule) field.ErrorList {
 		}
 	}
 
-	spec := field.NewPath("spec")
+	spec := fldPath.Child("spec")
 	conds := spec.Child("conditions")
 	switch n := len(rule.Conditions); {
 	case rule.Conditions == nil: // serialized as null, which the API server drops
@@ -186,10 +176,9 @@ func blocksCEL(errs field.ErrorList) bool {
 // validateRuleTaintCEL is stage 2: the x-kubernetes-validations rules of
 // spec.taint, each reported with its own message at spec.taint, as the API
 // server reports a failed CEL rule (a rule that cannot be evaluated, such as
-// split('/')[1] of a key without "/", fails too).
-func validateRuleTaintCEL(t v1.Taint) field.ErrorList {
+// split('/')[1] of a key without "/", fails too). path is spec.taint's.
+func validateRuleTaintCEL(t v1.Taint, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	path := field.NewPath("spec", "taint")
 	fail := func(msg string) { errs = append(errs, field.Invalid(path, "object", msg)) }
 	if !strings.HasPrefix(t.Key, RuleTaintPrefix) {
 		fail("taint key must start with 'readiness.k8s.io/'")
@@ -215,17 +204,16 @@ func validateRuleTaintCEL(t v1.Taint) field.ErrorList {
 	if utf8.RuneCountInString(t.Value) > MaxRuleTaintValueLength {
 		fail("taint value length must be at most 63 characters")
 	}
-	if validateEffect(t.Effect) != nil {
+	if !validEffect(t.Effect) {
 		fail("taint effect must be one of 'NoSchedule', 'PreferNoSchedule', 'NoExecute'")
 	}
 	return errs
 }
 
 // validateRuleWebhook is stage 3: validateSpec of the controller's webhook on
-// create.
-func validateRuleWebhook(rule Rule) field.ErrorList {
+// create. spec is the path of the rule's spec.
+func validateRuleWebhook(rule Rule, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	sel, err := metav1.LabelSelectorAsSelector(&rule.NodeSelector)
 	if err != nil {
 		errs = append(errs, field.Invalid(spec.Child("nodeSelector"), rule.NodeSelector, err.Error()))

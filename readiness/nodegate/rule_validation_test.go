@@ -1,7 +1,6 @@
 package nodegate
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,27 +128,62 @@ func TestValidateRule(t *testing.T) {
 	nodes := []v1.Node{*ruleNode(netTrue), *ruleNode(netFalse, ruleTaint())}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := ValidateRule(tc.rule)
+			errs := ValidateRule(tc.rule, nil)
 			if got := errPaths(errs); !cmp.Equal(got, tc.want) {
 				t.Fatalf("ValidateRule = %v\nwant %v", errs, tc.want)
 			}
-			_, evalErr := EvaluateRule(tc.rule, &nodes[0])
-			_, dryErr := DryRun(tc.rule, nodes)
+			_, evalErr := EvaluateRule(RuleInput{Rule: tc.rule, Node: &nodes[0]})
+			_, dryErr := DryRun(DryRunInput{Rule: tc.rule, Nodes: ptrs(nodes)})
 			if tc.want == nil {
 				if evalErr != nil || dryErr != nil {
 					t.Fatalf("valid rule: EvaluateRule: %v, DryRun: %v", evalErr, dryErr)
 				}
 				return
 			}
-			for _, err := range []error{evalErr, dryErr} {
-				if !errors.Is(err, ErrInvalidRule) || !strings.Contains(err.Error(), errs[0].Field) {
-					t.Errorf("err = %v, want ErrInvalidRule naming %s", err, errs[0].Field)
+			for arg, err := range map[string]error{"RuleInput": evalErr, "DryRunInput": dryErr} {
+				var want []string
+				for _, p := range tc.want {
+					typ, path, _ := strings.Cut(p, " ")
+					want = append(want, typ+" "+arg+".Rule."+path)
 				}
+				if got := inputErrorPaths(t, err); !cmp.Equal(got, want) {
+					t.Errorf("%s error %v: paths %v, want %v", arg, err, got, want)
+				}
+				if !strings.Contains(err.Error(), errs[0].Field) {
+					t.Errorf("err = %v, want it naming %s", err, errs[0].Field)
+				}
+			}
+			// A caller's path prefixes every error, as for apimachinery's validators.
+			prefixed := ValidateRule(tc.rule, field.NewPath("items").Index(3))
+			var want []string
+			for _, p := range tc.want {
+				typ, path, _ := strings.Cut(p, " ")
+				want = append(want, typ+" items[3]."+path)
+			}
+			if got := errPaths(prefixed); !cmp.Equal(got, want) {
+				t.Errorf("ValidateRule at items[3] = %v, want %v", got, want)
 			}
 		})
 	}
-	if _, err := EvaluateRule(rule(Continuous), nil); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("nil node: %v", err)
+}
+
+func TestRuleInvalidInput(t *testing.T) {
+	_, err := EvaluateRule(RuleInput{Rule: rule(Continuous)})
+	if got, want := inputErrorPaths(t, err), []string{"Required RuleInput.Node"}; !cmp.Equal(got, want) {
+		t.Errorf("nil node: paths %v, want %v", got, want)
+	}
+	if want := `nodegate: EvaluateRule: rule "network": RuleInput.Node: Required value`; err.Error() != want {
+		t.Errorf("error text %q, want %q", err, want)
+	}
+	bad := rule(Continuous)
+	bad.Mode = ""
+	_, err = EvaluateRule(RuleInput{Rule: bad})
+	if got, want := inputErrorPaths(t, err), []string{"Required RuleInput.Node", "Required RuleInput.Rule.spec.enforcementMode"}; !cmp.Equal(got, want) {
+		t.Errorf("nil node and a bad rule: paths %v, want %v", got, want)
+	}
+	_, err = DryRun(DryRunInput{Rule: rule(Continuous), Nodes: []*v1.Node{ruleNode(netTrue), nil}})
+	if got, want := inputErrorPaths(t, err), []string{"Required DryRunInput.Nodes[1]"}; !cmp.Equal(got, want) {
+		t.Errorf("nil node: paths %v, want %v", got, want)
 	}
 }
 
@@ -243,15 +277,15 @@ func genRule(t *rapid.T) Rule {
 func TestPropertyValidateRuleAcceptedRulesEvaluate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		r := genRule(t)
-		errs := ValidateRule(r)
+		errs := ValidateRule(r, nil)
 		for _, e := range errs {
 			if !strings.HasPrefix(e.Field, "metadata.name") && !strings.HasPrefix(e.Field, "spec.") {
 				t.Fatalf("error outside the rule's fields: %v", e)
 			}
 		}
 		n := ruleNode(map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionTrue}, genTaints(t)...)
-		_, evalErr := EvaluateRule(r, n)
-		_, dryErr := DryRun(r, []v1.Node{*n})
+		_, evalErr := EvaluateRule(RuleInput{Rule: r, Node: n})
+		_, dryErr := DryRun(DryRunInput{Rule: r, Nodes: []*v1.Node{n}})
 		if (len(errs) == 0) != (evalErr == nil) || (len(errs) == 0) != (dryErr == nil) {
 			t.Fatalf("ValidateRule %v, EvaluateRule %v, DryRun %v", errs, evalErr, dryErr)
 		}
@@ -273,9 +307,9 @@ func FuzzValidateRule(f *testing.F) {
 			Taint:        v1.Taint{Key: key, Value: value, Effect: v1.TaintEffect(effect)},
 			NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{lk: lv}},
 		}
-		errs := ValidateRule(r)
+		errs := ValidateRule(r, nil)
 		n := ruleNode(netTrue)
-		if _, err := EvaluateRule(r, n); (err == nil) != (len(errs) == 0) {
+		if _, err := EvaluateRule(RuleInput{Rule: r, Node: n}); (err == nil) != (len(errs) == 0) {
 			t.Fatalf("ValidateRule %v, EvaluateRule %v", errs, err)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ConditionPolicy says how a rule combines its conditions.
@@ -156,15 +157,21 @@ type RuleResult struct {
 // reconcile"): a completed node is never touched again, so whoever re-added
 // the taint owns it, and the answer does not depend on which reconciler ran.
 //
-// The error wraps [ErrInvalidRule] (with ValidateRule's errors) for a rule
-// the cluster would refuse, and [ErrInvalidOptions] for a nil node.
-func EvaluateRule(rule Rule, node *v1.Node) (RuleResult, error) {
-	if node == nil {
-		return RuleResult{}, fmt.Errorf("nodegate: node is nil: %w", ErrInvalidOptions)
+// The error is only for a nil node or a rule the cluster would refuse: a
+// *[podstatus.InputError], matching [podstatus.ErrInvalidInput]. Its field
+// paths start at RuleInput: "RuleInput.Node" for a nil node, and for the rule
+// the paths [ValidateRule] reports below "RuleInput.Rule"
+// ("RuleInput.Rule.spec.taint"), so a caller tells the two apart by the
+// prefix.
+func EvaluateRule(in RuleInput) (RuleResult, error) {
+	errs := ValidateRule(in.Rule, field.NewPath("RuleInput", "Rule"))
+	if in.Node == nil {
+		errs = append(field.ErrorList{field.Required(field.NewPath("RuleInput", "Node"), "")}, errs...)
 	}
-	if errs := ValidateRule(rule); len(errs) > 0 {
-		return RuleResult{}, ruleError(rule, errs)
+	if err := inputError("EvaluateRule", ruleSubject(in.Rule), errs); err != nil {
+		return RuleResult{}, err
 	}
+	rule, node := in.Rule, in.Node
 	res := RuleResult{Action: ActionNone}
 	res.HadTaint = hasRuleTaint(node, rule.Taint)
 	res.TaintPresent = res.HadTaint
@@ -227,15 +234,25 @@ type DryRunResult struct {
 // DryRun reports what rule would do to nodes, as the controller's dry-run
 // status does (processDryRun in
 // internal/controller/nodereadinessrule_controller.go). Bootstrap markers are
-// ignored, as upstream. The error wraps [ErrInvalidRule] for a rule the
-// cluster would refuse.
-func DryRun(rule Rule, nodes []v1.Node) (DryRunResult, error) {
-	if errs := ValidateRule(rule); len(errs) > 0 {
-		return DryRunResult{}, ruleError(rule, errs)
+// ignored, as upstream.
+//
+// The error is only for a nil node or a rule the cluster would refuse: a
+// *[podstatus.InputError], matching [podstatus.ErrInvalidInput], whose field
+// paths start at DryRunInput ("DryRunInput.Nodes[2]"; for the rule, the paths
+// [ValidateRule] reports below "DryRunInput.Rule").
+func DryRun(in DryRunInput) (DryRunResult, error) {
+	errs := ValidateRule(in.Rule, field.NewPath("DryRunInput", "Rule"))
+	for i, n := range in.Nodes {
+		if n == nil {
+			errs = append(errs, field.Required(field.NewPath("DryRunInput", "Nodes").Index(i), ""))
+		}
 	}
+	if err := inputError("DryRun", ruleSubject(in.Rule), errs); err != nil {
+		return DryRunResult{}, err
+	}
+	rule := in.Rule
 	var r DryRunResult
-	for i := range nodes {
-		n := &nodes[i]
+	for _, n := range in.Nodes {
 		if !ruleSelects(rule, n) {
 			continue
 		}
@@ -267,6 +284,14 @@ func DryRun(rule Rule, nodes []v1.Node) (DryRunResult, error) {
 		r.Summary = strings.Join(parts, ", ")
 	}
 	return r, nil
+}
+
+// ruleSubject names rule in an error, "" when it has no name.
+func ruleSubject(rule Rule) string {
+	if rule.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf("rule %q", rule.Name)
 }
 
 // evaluateConditions evaluates the requirements on node.

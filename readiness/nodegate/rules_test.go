@@ -33,7 +33,7 @@ func ruleNode(conds map[v1.NodeConditionType]v1.ConditionStatus, taints ...v1.Ta
 
 func mustRule(t *testing.T, r Rule, n *v1.Node) RuleResult {
 	t.Helper()
-	res, err := EvaluateRule(r, n)
+	res, err := EvaluateRule(RuleInput{Rule: r, Node: n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestRuleDryRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DryRun(tc.rule, tc.nodes)
+			got, err := DryRun(DryRunInput{Rule: tc.rule, Nodes: ptrs(tc.nodes)})
 			if err != nil {
 				t.Fatal(err)
 			}

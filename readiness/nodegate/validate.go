@@ -6,6 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podstatus/podstatus"
 )
 
 // reservedTaintPrefixes are the domains whose taints the node lifecycle
@@ -13,80 +16,124 @@ import (
 // used them would fight those controllers.
 var reservedTaintPrefixes = []string{"node.kubernetes.io/", "node.cloudprovider.kubernetes.io/"}
 
-// validateTaintKey checks that key is a qualified name outside the reserved domains.
-func validateTaintKey(what, key string) error {
-	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-		return fmt.Errorf("nodegate: %s %q: %s: %w", what, key, strings.Join(errs, "; "), ErrInvalidOptions)
+// The values the API server accepts for a taint's effect, and the values of
+// Input's enumerations.
+var (
+	taintEffects        = []v1.TaintEffect{v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute}
+	taintModes          = []TaintMode{TaintModeSingle, TaintModePerGate}
+	terminatingPolicies = []TerminatingPolicy{TerminatingExclude, TerminatingNotReady, TerminatingAsIs}
+	noGatesPolicies     = []NoGatesPolicy{NoGatesReady, NoGatesLeaveTaints}
+)
+
+// validEffect reports whether e is a taint effect the API server accepts.
+func validEffect(e v1.TaintEffect) bool {
+	for _, x := range taintEffects {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// validateTaintKey checks that key is a qualified name outside the reserved
+// domains.
+func validateTaintKey(key string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(key) {
+		errs = append(errs, field.Invalid(path, key, msg))
 	}
 	for _, p := range reservedTaintPrefixes {
 		if strings.HasPrefix(key, p) {
-			return fmt.Errorf("nodegate: %s %q is managed by the node lifecycle or cloud node controller, which would remove it: %w", what, key, ErrInvalidOptions)
+			errs = append(errs, field.Invalid(path, key, "is managed by the node lifecycle or cloud node controller, which would remove it"))
 		}
 	}
-	return nil
+	return errs
 }
 
-// validateEffect checks that e is a taint effect the API server accepts.
-func validateEffect(e v1.TaintEffect) error {
-	switch e {
-	case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
-		return nil
+// validateInput checks defaulted input: the errors' paths are the Go paths of
+// the bad values from Input.
+func validateInput(in Input) field.ErrorList {
+	p := field.NewPath("Input")
+	var errs field.ErrorList
+	switch {
+	case in.Node == nil:
+		errs = append(errs, field.Required(p.Child("Node"), ""))
+	case in.Node.Name == "":
+		errs = append(errs, field.Required(p.Child("Node", "Name"), ""))
 	}
-	return fmt.Errorf("nodegate: taint effect %q is not NoSchedule, PreferNoSchedule or NoExecute: %w", e, ErrInvalidOptions)
-}
-
-// validateOptions checks defaulted options.
-func validateOptions(o Options) error {
-	switch o.TaintMode {
+	for i, pod := range in.Pods {
+		if pod == nil {
+			errs = append(errs, field.Required(p.Child("Pods").Index(i), ""))
+		}
+	}
+	if in.Now.IsZero() {
+		errs = append(errs, field.Required(p.Child("Now"), "the time of the evaluation is required"))
+	}
+	switch in.TaintMode {
 	case TaintModeSingle:
-		if err := validateTaintKey("taint key", o.TaintKey); err != nil {
-			return err
-		}
+		errs = append(errs, validateTaintKey(in.TaintKey, p.Child("TaintKey"))...)
 	case TaintModePerGate:
-		for _, p := range reservedTaintPrefixes {
-			if strings.HasPrefix(o.TaintKeyPrefix, p) || strings.HasPrefix(p, o.TaintKeyPrefix) {
-				return fmt.Errorf("nodegate: taint key prefix %q overlaps the reserved %q: %w", o.TaintKeyPrefix, p, ErrInvalidOptions)
+		for _, r := range reservedTaintPrefixes {
+			if strings.HasPrefix(in.TaintKeyPrefix, r) || strings.HasPrefix(r, in.TaintKeyPrefix) {
+				errs = append(errs, field.Invalid(p.Child("TaintKeyPrefix"), in.TaintKeyPrefix,
+					fmt.Sprintf("overlaps %q, managed by the node lifecycle or cloud node controller", r)))
 			}
 		}
 	default:
-		return fmt.Errorf("nodegate: unknown taint mode %q: %w", o.TaintMode, ErrInvalidOptions)
+		errs = append(errs, field.NotSupported(p.Child("TaintMode"), in.TaintMode, taintModes))
 	}
-	if err := validateEffect(o.TaintEffect); err != nil {
-		return err
+	if !validEffect(in.TaintEffect) {
+		errs = append(errs, field.NotSupported(p.Child("TaintEffect"), in.TaintEffect, taintEffects))
 	}
-	if errs := validation.IsValidLabelValue(o.TaintValue); len(errs) > 0 {
-		return fmt.Errorf("nodegate: taint value %q: %s: %w", o.TaintValue, strings.Join(errs, "; "), ErrInvalidOptions)
+	for _, msg := range validation.IsValidLabelValue(in.TaintValue) {
+		errs = append(errs, field.Invalid(p.Child("TaintValue"), in.TaintValue, msg))
 	}
-	switch o.TerminatingPods {
+	switch in.TerminatingPods {
 	case TerminatingExclude, TerminatingNotReady, TerminatingAsIs:
 	default:
-		return fmt.Errorf("nodegate: unknown terminating-pod policy %q: %w", o.TerminatingPods, ErrInvalidOptions)
+		errs = append(errs, field.NotSupported(p.Child("TerminatingPods"), in.TerminatingPods, terminatingPolicies))
 	}
-	switch o.NoGates {
+	switch in.NoGates {
 	case NoGatesReady, NoGatesLeaveTaints:
 	default:
-		return fmt.Errorf("nodegate: unknown no-gates policy %q: %w", o.NoGates, ErrInvalidOptions)
+		errs = append(errs, field.NotSupported(p.Child("NoGates"), in.NoGates, noGatesPolicies))
 	}
-	return nil
+	return append(errs, validateGates(in, p.Child("Gates"))...)
 }
 
-// validateGates checks names: non-empty, unique and, in PerGate mode, usable
-// in a taint key.
-func validateGates(gates []Gate, o Options) error {
-	seen := map[string]int{}
-	for i, g := range gates {
-		if g.Name == "" {
-			return fmt.Errorf("nodegate: gates[%d] has no name: %w", i, ErrInvalidGates)
+// validateGates checks the gates' names: non-empty, unique and, in PerGate
+// mode, usable in a taint key.
+func validateGates(in Input, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, g := range in.Gates {
+		name := path.Index(i).Child("Name")
+		switch {
+		case g.Name == "":
+			errs = append(errs, field.Required(name, ""))
+			continue
+		case seen[g.Name]:
+			errs = append(errs, field.Duplicate(name, g.Name))
 		}
-		if j, dup := seen[g.Name]; dup {
-			return fmt.Errorf("nodegate: gates[%d] and gates[%d] are both named %q: %w", j, i, g.Name, ErrInvalidGates)
-		}
-		seen[g.Name] = i
-		if o.TaintMode == TaintModePerGate {
-			if errs := validation.IsQualifiedName(o.TaintKeyPrefix + g.Name); len(errs) > 0 {
-				return fmt.Errorf("nodegate: gate %q makes taint key %q: %s: %w", g.Name, o.TaintKeyPrefix+g.Name, strings.Join(errs, "; "), ErrInvalidGates)
+		seen[g.Name] = true
+		if in.TaintMode == TaintModePerGate {
+			key := in.TaintKeyPrefix + g.Name
+			for _, msg := range validation.IsQualifiedName(key) {
+				errs = append(errs, field.Invalid(name, g.Name, fmt.Sprintf("makes taint key %q: %s", key, msg)))
 			}
 		}
 	}
-	return nil
+	return errs
+}
+
+// inputError wraps errs, if any, as the *podstatus.InputError of function fn
+// about subject ("node n1", "rule r"; "" for none).
+func inputError(fn, subject string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if subject != "" {
+		return fmt.Errorf("nodegate: %s: %s: %w", fn, subject, &podstatus.InputError{Errs: errs})
+	}
+	return fmt.Errorf("nodegate: %s: %w", fn, &podstatus.InputError{Errs: errs})
 }

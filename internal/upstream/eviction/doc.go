@@ -31,8 +31,8 @@
 //
 //   - the HTTP status line, the Retry-After header and the whole response body (a
 //     metav1.Status: status, code, reason, message, details with causes and
-//     retryAfterSeconds) against Decision.HTTPStatusCode, Decision.RetryAfterSeconds and
-//     Decision.Status;
+//     retryAfterSeconds) against Decision.Status, whose code is also the status line and
+//     whose retryAfterSeconds is also the Retry-After header;
 //   - the error client-go returns against Decision.Err();
 //   - the side effects: a pod Decide says is evicted is gone or terminating; the
 //     DisruptionTarget condition Decide predicts is on the pod (with lastTransitionTime

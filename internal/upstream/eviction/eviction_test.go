@@ -236,11 +236,11 @@ func runCase(ctx context.Context, c, evictClient kubernetes.Interface, cap *capt
 	}
 	// Copies, so that nothing Decide might do to its input reaches the
 	// "before" side of the comparisons below.
-	var pdbs []policyv1.PodDisruptionBudget
+	var pdbs []*policyv1.PodDisruptionBudget
 	for i := range list.Items {
-		pdbs = append(pdbs, *list.Items[i].DeepCopy())
+		pdbs = append(pdbs, list.Items[i].DeepCopy())
 	}
-	pdbs = append(pdbs, *decoy.DeepCopy())
+	pdbs = append(pdbs, decoy.DeepCopy())
 
 	ev := evictionFor(spec, pod)
 	now := time.Now()
@@ -248,7 +248,9 @@ func runCase(ctx context.Context, c, evictClient kubernetes.Interface, cap *capt
 	if ev.DeleteOptions != nil {
 		evOpts = ev.DeleteOptions.DeepCopy()
 	}
-	d, err := predict.Decide(pod.DeepCopy(), pdbs, predict.Options{
+	d, err := predict.Decide(predict.Input{
+		Pod:           pod.DeepCopy(),
+		PDBs:          pdbs,
 		Now:           metav1.NewTime(now),
 		EvictionName:  ev.Name,
 		DeleteOptions: evOpts,
@@ -257,14 +259,14 @@ func runCase(ctx context.Context, c, evictClient kubernetes.Interface, cap *capt
 	if err != nil {
 		return fail(fmt.Errorf("Decide: %w", err))
 	}
-	res.path, res.code, res.allowed, res.dryRun = d.Path, d.Code, d.Allowed, d.DryRun
+	res.path, res.code, res.allowed, res.dryRun = d.Path, d.Status.Code, d.Allowed, d.DryRun
 	res.detail = refusalKind(d)
 
 	// The request. client-go's Evict when it can send it and will not sleep
 	// on a Retry-After; otherwise the same chain with retries off.
 	cap.take()
 	var clientErr error
-	if !spec.Req.OtherName && len(spec.Req.QueryDryRun) == 0 && d.RetryAfterSeconds == 0 {
+	if !spec.Req.OtherName && len(spec.Req.QueryDryRun) == 0 && retryAfter(d) == 0 {
 		res.evict = true
 		clientErr = evictClient.PolicyV1().Evictions(ns).Evict(ctx, ev)
 	} else {
@@ -310,12 +312,12 @@ func runCase(ctx context.Context, c, evictClient kubernetes.Interface, cap *capt
 // Retry-After header, the Status body, and client-go's error with Err().
 func compareAnswer(d predict.Decision, resp *response, clientErr error) []string {
 	var problems []string
-	if resp.code != d.HTTPStatusCode {
-		problems = append(problems, fmt.Sprintf("HTTP status: server %d, Decide %d (path %s)", resp.code, d.HTTPStatusCode, d.Path))
+	if resp.code != int(d.Status.Code) {
+		problems = append(problems, fmt.Sprintf("HTTP status: server %d, Decide %d (path %s)", resp.code, d.Status.Code, d.Path))
 	}
 	wantRA := ""
-	if d.RetryAfterSeconds > 0 {
-		wantRA = strconv.Itoa(int(d.RetryAfterSeconds))
+	if ra := retryAfter(d); ra > 0 {
+		wantRA = strconv.Itoa(int(ra))
 	}
 	if got := resp.header.Get("Retry-After"); got != wantRA {
 		problems = append(problems, fmt.Sprintf("Retry-After header: server %q, Decide %q", got, wantRA))
@@ -423,7 +425,7 @@ func comparePDBs(d predict.Decision, before, after []policyv1.PodDisruptionBudge
 			problems = append(problems, fmt.Sprintf("pdb %s disappeared", b.Name))
 			continue
 		}
-		if b.Name != d.PDB || d.PDBStatus == nil {
+		if d.PDBStatus == nil || len(d.MatchedPDBs) != 1 || b.Name != d.MatchedPDBs[0] {
 			if a.ResourceVersion != b.ResourceVersion {
 				problems = append(problems, fmt.Sprintf("pdb %s was written (status %+v), Decide predicts no write", b.Name, a.Status))
 			}
@@ -463,7 +465,7 @@ func comparePDBs(d predict.Decision, before, after []policyv1.PodDisruptionBudge
 		if !apiequality.Semantic.DeepEqual(got, want) {
 			problems = append(problems, fmt.Sprintf("pdb %s status (-server +Decide):\n%s", b.Name, cmp.Diff(got, want)))
 		}
-		if _, ok := a.Status.DisruptedPods[pod]; d.DisruptedPodRecorded && !ok {
+		if _, ok := a.Status.DisruptedPods[pod]; d.PDBStatus != nil && !ok {
 			problems = append(problems, fmt.Sprintf("pdb %s: Decide records %s in disruptedPods, the server did not", b.Name, pod))
 		}
 	}
@@ -473,6 +475,14 @@ func comparePDBs(d predict.Decision, before, after []policyv1.PodDisruptionBudge
 	return problems
 }
 
+// retryAfter is the Retry-After Decide predicts, 0 for none.
+func retryAfter(d predict.Decision) int32 {
+	if d.Status.Details == nil {
+		return 0
+	}
+	return d.Status.Details.RetryAfterSeconds
+}
+
 // refusalKind names the kind of a refusal for the outcome table: its
 // DisruptionBudget cause or the subject of its message, with names and
 // numbers left out; "" for an eviction that is allowed.
@@ -480,7 +490,7 @@ func refusalKind(d predict.Decision) string {
 	if d.Allowed {
 		return ""
 	}
-	text := d.Message
+	text := d.Status.Message
 	if d.Status.Details != nil && len(d.Status.Details.Causes) > 0 {
 		text = d.Status.Details.Causes[0].Message
 	}

@@ -28,11 +28,13 @@ const minPathShare = 0.02
 func TestCaseMix(t *testing.T) {
 	const n = 5000
 	paths := map[predict.Path]int{}
+	now := metav1.NewTime(time.Unix(1_800_000_000, 0))
 	for i := 0; i < n; i++ {
 		c := genCase(defaultSeed+1, i)
 		pod, pdbs := offlineObjects(c)
 		ev := evictionFor(c, pod)
-		d, err := predict.Decide(pod, pdbs, predict.Options{EvictionName: ev.Name, DeleteOptions: ev.DeleteOptions, DryRun: c.Req.QueryDryRun})
+		d, err := predict.Decide(predict.Input{Pod: pod, PDBs: pdbs, Now: now,
+			EvictionName: ev.Name, DeleteOptions: ev.DeleteOptions, DryRun: c.Req.QueryDryRun})
 		if err != nil {
 			t.Fatalf("%v: Decide: %v", c, err)
 		}
@@ -56,7 +58,7 @@ func TestCaseMix(t *testing.T) {
 
 // offlineObjects builds the pod and PDBs of case c as the server would hold
 // them after the test's setup.
-func offlineObjects(c caseSpec) (*v1.Pod, []policyv1.PodDisruptionBudget) {
+func offlineObjects(c caseSpec) (*v1.Pod, []*policyv1.PodDisruptionBudget) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: "ns", Labels: c.Pod.Labels, UID: "pod-uid", ResourceVersion: "5"}}
 	pod.Status.Phase = c.Pod.Phase
 	if c.Pod.Ready != "" {
@@ -65,10 +67,10 @@ func offlineObjects(c caseSpec) (*v1.Pod, []policyv1.PodDisruptionBudget) {
 	if c.Pod.Terminating {
 		pod.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
 	}
-	var pdbs []policyv1.PodDisruptionBudget
+	var pdbs []*policyv1.PodDisruptionBudget
 	for _, p := range c.PDBs {
 		gen := int64(1 + p.SpecUpdates)
-		o := policyv1.PodDisruptionBudget{
+		o := &policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: "ns", Generation: gen},
 			Spec:       policyv1.PodDisruptionBudgetSpec{Selector: p.Selector, UnhealthyPodEvictionPolicy: p.Policy},
 			Status:     pdbStatus(p, gen),

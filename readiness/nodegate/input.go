@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/features"
 )
 
 // DefaultTaintKey is the taint the pod-selector evaluator puts on a node while
@@ -59,11 +60,36 @@ const (
 	NoGatesLeaveTaints NoGatesPolicy = "LeaveTaints"
 )
 
-// Options configure [Evaluate]. The zero value is the documented default:
+// Input is everything [Evaluate] reads: the node, its gates, the pods that may
+// be bound to it, the time, and how the evaluator manages its taints. Node and
+// Now are required; every other field's zero value is the documented default:
 // Single mode with [DefaultTaintKey], effect NoSchedule, empty value,
 // terminating pods excluded, empty selectors invalid, "" namespace meaning
-// every namespace, the reported Ready condition as pod readiness.
-type Options struct {
+// every namespace, the reported Ready condition as pod readiness. None of the
+// objects is modified.
+type Input struct {
+	// Node is the node to evaluate (required, with a name).
+	Node *v1.Node
+	// Gates are the node's pod-selector gates. Names must be non-empty and
+	// unique (and, in PerGate mode, make a valid taint key).
+	Gates []Gate
+	// Pods are the candidate pods. Any pods may be passed (other nodes,
+	// unscheduled, any namespace; a lister's whole list): only pods whose
+	// spec.nodeName is the node's name count. Entries must not be nil.
+	Pods []*v1.Pod
+	// Now is the time of the evaluation (required); a zero Now is an input
+	// error. It fills TimeAdded of added NoExecute taints, as the API server
+	// expects; other effects leave TimeAdded nil.
+	Now metav1.Time
+	// Features selects version-dependent behaviour; its zero value is
+	// Kubernetes v1.37.0. No behaviour of Evaluate depends on it yet: the
+	// field is there so that callers pass the version the same way to every
+	// function of the module.
+	Features features.Set
+	// OldGates is the readiness last published for the node (the KEP's
+	// status.readiness), nil for none; it only feeds Result.StatusChanged.
+	OldGates []GateResult
+
 	// TaintKey is the Single-mode taint key; "" means DefaultTaintKey. Keys
 	// the node lifecycle controller manages (node.kubernetes.io/...) are
 	// refused.
@@ -79,7 +105,8 @@ type Options struct {
 	TaintKeyPrefix string
 	// ReplaceOnValueMismatch makes an owned taint whose value differs from
 	// TaintValue count as wrong (removed and re-added). By default the value
-	// is not part of a taint's identity, as for NLC, NRC and Karpenter.
+	// is not part of a taint's identity, as for the node lifecycle
+	// controller, node-readiness-controller and Karpenter.
 	ReplaceOnValueMismatch bool
 
 	// TerminatingPods is how terminating pods count; "" means Exclude.
@@ -107,17 +134,33 @@ type Options struct {
 	// pod's first Ready condition is True). The module's readiness engine can
 	// be plugged in here.
 	IsPodReady func(*v1.Pod) bool
-	// Now fills TimeAdded of added NoExecute taints, as the API server
-	// expects; other effects leave TimeAdded nil.
-	Now metav1.Time
+}
 
-	// Previous is the readiness last published for the node (the KEP's
-	// status.readiness); it only feeds Result.StatusChanged.
-	Previous []GateStatus
+// RuleInput is everything [EvaluateRule] reads. Rule and Node are required.
+type RuleInput struct {
+	// Rule is the rule to apply; it must pass [ValidateRule].
+	Rule Rule
+	// Node is the node to apply it to (required). It is not modified.
+	Node *v1.Node
+	// Features selects version-dependent behaviour; its zero value is
+	// Kubernetes v1.37.0. No behaviour of EvaluateRule depends on it yet.
+	Features features.Set
+}
+
+// DryRunInput is everything [DryRun] reads. Rule is required.
+type DryRunInput struct {
+	// Rule is the rule to report on; it must pass [ValidateRule].
+	Rule Rule
+	// Nodes are the nodes of the cluster (a lister's whole list may be
+	// passed). Entries must not be nil; they are not modified.
+	Nodes []*v1.Node
+	// Features selects version-dependent behaviour; its zero value is
+	// Kubernetes v1.37.0. No behaviour of DryRun depends on it yet.
+	Features features.Set
 }
 
 // withDefaults fills in the documented defaults.
-func (o Options) withDefaults() Options {
+func (o Input) withDefaults() Input {
 	if o.TaintKey == "" {
 		o.TaintKey = DefaultTaintKey
 	}
