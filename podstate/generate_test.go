@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -231,7 +233,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	cs := s.ContainerStatuses[0]
 	lt := cs.LastTerminationState.Terminated
-	if cs.State.Waiting == nil || lt == nil || lt.Reason != readiness.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
+	if cs.State.Waiting == nil || lt == nil || lt.Reason != kubeletrules.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
 		t.Errorf("vanished running container: %+v", cs)
 	}
 	if s.PodIP != "" {
@@ -247,7 +249,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	// kubelet can tell.
 	in.Containers = []podstate.Container{{Name: "app", ContainerID: "containerd://abc", RestartCount: 2}}
 	s = generate(t, in)
-	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != readiness.ReasonContainerStatusUnknown {
+	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != kubeletrules.ReasonContainerStatusUnknown {
 		t.Errorf("unknown state: %+v", s.ContainerStatuses[0].State)
 	}
 }
@@ -692,16 +694,17 @@ func resourceQuantity(s string) *resource.Quantity {
 	return &q
 }
 
-// TestGenerateInputErrors: malformed input is a *readiness.InputError.
+// TestGenerateInputErrors: malformed input is a *podstatus.InputError whose field paths
+// start at Input.
 func TestGenerateInputErrors(t *testing.T) {
-	var ie *readiness.InputError
-	if _, err := podstate.Generate(podstate.Input{}); !errors.As(err, &ie) || ie.Field != "Pod" {
+	var ie *podstatus.InputError
+	if _, err := podstate.Generate(podstate.Input{}); !errors.As(err, &ie) || ie.Errs[0].Field != "Input.Pod" {
 		t.Errorf("nil pod: %v", err)
 	}
 	pod := webPod()
 	in := podstate.Input{Pod: pod, Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}
 	_, err := podstate.Generate(in)
-	if !errors.As(err, &ie) || ie.Field != "Containers" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
+	if !errors.As(err, &ie) || ie.Errs[0].Field != "Input.Containers[1].Name" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
 		t.Errorf("two facts of one name: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started
 		}},
 	})
 	if err != nil {
-		return err // only for malformed input (a *readiness.InputError)
+		return err // only for malformed input (a *podstatus.InputError)
 	}
 	return manager.SetPodStatus(pod, status) // sets lastTransitionTime, startTime, observedGeneration
 }

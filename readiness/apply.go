@@ -4,7 +4,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/accept"
 )
 
@@ -31,38 +30,8 @@ func Apply(s *v1.PodStatus, r Result, now metav1.Time) bool {
 	set(r.Initialized)
 	set(r.Ready)
 	set(r.ContainersReady)
-	if ForceTerminal(s, now) {
+	if accept.ForceTerminal(s, now) {
 		changed = true
 	}
 	return changed
-}
-
-// ForceTerminal makes Ready and ContainersReady False in a terminal phase, as the
-// kubelet's mergePodStatus does: when s.Phase is Succeeded or Failed and either condition
-// is True, ContainersReady and then Ready are set False with reason PodCompleted or
-// PodFailed (replaced in place or appended, lastTransitionTime now). It reports whether
-// s changed; outside a terminal phase it does nothing.
-func ForceTerminal(s *v1.PodStatus, now metav1.Time) bool {
-	var reason string
-	switch s.Phase {
-	case v1.PodSucceeded:
-		reason = ReasonPodCompleted
-	case v1.PodFailed:
-		reason = ReasonPodFailed
-	default:
-		return false
-	}
-	ready := conditions.Get(s.Conditions, v1.PodReady)
-	cr := conditions.Get(s.Conditions, v1.ContainersReady)
-	if (ready == nil || ready.Status != v1.ConditionTrue) && (cr == nil || cr.Status != v1.ConditionTrue) {
-		return false
-	}
-	for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason}
-		if old := conditions.Get(s.Conditions, t); old != nil {
-			c.ObservedGeneration = old.ObservedGeneration
-		}
-		s.Conditions, _ = accept.SetCondition(s.Conditions, c, now)
-	}
-	return true
 }

@@ -13,7 +13,7 @@ import (
 // kubelet v1.37.0 generates them (or as the version selected by in.Features does).
 //
 // The error is non-nil only for malformed input (a nil Pod, or two containers of one
-// name) and is then an *InputError. Evaluate never mutates in and, on a ready pod, does
+// name) and is then a *podstatus.InputError whose field paths start at Input.Pod. Evaluate never mutates in and, on a ready pod, does
 // not allocate.
 func Evaluate(in Input) (Result, error) {
 	v, err := newView(&in)

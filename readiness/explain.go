@@ -62,7 +62,8 @@ type GateStatus struct {
 }
 
 // Explain evaluates in like Evaluate and returns why the pod is or is not ready. The error
-// is non-nil only for malformed input and is then an *InputError, as with Evaluate.
+// is non-nil only for malformed input and is then a *podstatus.InputError, as with
+// Evaluate.
 func Explain(in Input) (Explanation, error) {
 	v, err := newView(&in)
 	if err != nil {

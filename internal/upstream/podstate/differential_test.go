@@ -17,7 +17,7 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	"pgregory.net/rapid"
 
-	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/readiness"
@@ -298,7 +298,7 @@ func TestDifferentialConditions(t *testing.T) {
 	}
 }
 
-// TestDifferentialContainerShouldRestart compares readiness.ContainerShouldRestart with the
+// TestDifferentialContainerShouldRestart compares kubeletrules.Rules.ContainerShouldRestart with the
 // kubelet's podutil.ContainerShouldRestart.
 func TestDifferentialContainerShouldRestart(t *testing.T) {
 	var cases atomic.Int64
@@ -307,7 +307,7 @@ func TestDifferentialContainerShouldRestart(t *testing.T) {
 		spec := v1.PodSpec{RestartPolicy: rapid.SampledFrom([]v1.RestartPolicy{"", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}).Draw(t, "pod-policy")}
 		exit := rapid.SampledFrom([]int32{0, 1, 42, 137}).Draw(t, "exit")
 		want := podutil.ContainerShouldRestart(c, spec, exit)
-		if got := readiness.ContainerShouldRestart(&c, &spec, exit, features.Set{}); got != want {
+		if got := (kubeletrules.Rules{}).ContainerShouldRestart(&c, &spec, exit); got != want {
 			t.Fatalf("ContainerShouldRestart = %v, kubelet %v", got, want)
 		}
 		cases.Add(1)
