@@ -43,7 +43,7 @@ type gen struct {
 //
 //   - the container statuses, one per container of the spec (init in spec order, regular
 //     and ephemeral by name), with Started and Ready set as the prober sets them;
-//   - the phase, derived by readiness.Phase; a terminal phase in Previous or on the
+//   - the phase, derived by readiness.Phase; a terminal phase in OldStatus or on the
 //     server is never left, and the reason and message are carried over while the phase
 //     does not change;
 //   - the pod IPs (from the newest sandbox, if it is ready) and the host IPs;
@@ -58,7 +58,7 @@ type gen struct {
 // Every lastTransitionTime Generate writes is zero, and startTime and the pod-level
 // observedGeneration are unset: in the kubelet the status manager sets them when it
 // accepts the status, and status.Manager.SetPodStatus does the same. Callers without a
-// manager use Input.Stamp.
+// manager call Stamp.
 //
 // One deliberate difference: the kubelet derives the phase before its prober updates
 // Started, from the Started of the previous status, and catches up one sync later.

@@ -150,7 +150,7 @@ func drawInput(t *rapid.T, o genOpts) podstate.Input {
 				prev.ContainerStatuses = append(prev.ContainerStatuses, v1.ContainerStatus{Name: c.Name, State: drawState(t, "previous-state-"+c.Name, false), RestartCount: 1})
 			}
 		}
-		in.Previous = prev
+		in.OldStatus = prev
 	}
 	for i, n := 0, rapid.IntRange(0, 2).Draw(t, "sandboxes"); i < n; i++ {
 		id := "sb-new"
@@ -216,9 +216,9 @@ func TestPropertyTerminalPhaseSticks(t *testing.T) {
 			if s.Phase != api {
 				t.Fatalf("server phase %s, generated %s", api, s.Phase)
 			}
-		case in.Previous != nil && terminalPhase(in.Previous.Phase):
+		case in.OldStatus != nil && terminalPhase(in.OldStatus.Phase):
 			if !terminalPhase(s.Phase) {
-				t.Fatalf("previous phase %s, generated %s", in.Previous.Phase, s.Phase)
+				t.Fatalf("previous phase %s, generated %s", in.OldStatus.Phase, s.Phase)
 			}
 			if in.Eviction != nil && s.Phase != v1.PodFailed {
 				t.Fatalf("evicted: phase %s", s.Phase)
@@ -226,7 +226,7 @@ func TestPropertyTerminalPhaseSticks(t *testing.T) {
 		}
 		// Feeding the result back as the previous status keeps a terminal phase.
 		if terminalPhase(s.Phase) {
-			in.Previous = &s
+			in.OldStatus = &s
 			again, err := podstate.Generate(in)
 			if err != nil {
 				t.Fatal(err)
@@ -263,8 +263,8 @@ func TestPropertyNeverAllExitedZeroSucceeded(t *testing.T) {
 		if pod.Status.Phase == v1.PodFailed {
 			pod.Status.Phase = v1.PodRunning
 		}
-		if in.Previous != nil && in.Previous.Phase == v1.PodFailed {
-			in.Previous.Phase = v1.PodRunning
+		if in.OldStatus != nil && in.OldStatus.Phase == v1.PodFailed {
+			in.OldStatus.Phase = v1.PodRunning
 		}
 		in.Eviction = nil
 		var facts []podstate.Container
@@ -310,8 +310,8 @@ func TestPropertyConditions(t *testing.T) {
 			t.Fatal(err)
 		}
 		base := in.Pod.Status
-		if in.Previous != nil {
-			base = *in.Previous
+		if in.OldStatus != nil {
+			base = *in.OldStatus
 		}
 		var want []v1.PodCondition
 		for _, c := range in.Pod.Status.Conditions {
@@ -373,8 +373,8 @@ func TestPropertyPure(t *testing.T) {
 		in := drawInput(t, genOpts{sidecars: true, containerPolicies: true})
 		pod := in.Pod.DeepCopy()
 		var prev *v1.PodStatus
-		if in.Previous != nil {
-			prev = in.Previous.DeepCopy()
+		if in.OldStatus != nil {
+			prev = in.OldStatus.DeepCopy()
 		}
 		facts := append([]podstate.Container(nil), in.Containers...)
 		a, err := podstate.Generate(in)
@@ -388,7 +388,7 @@ func TestPropertyPure(t *testing.T) {
 		if d := cmp.Diff(pod, in.Pod); d != "" {
 			t.Fatalf("pod modified:\n%s", d)
 		}
-		if d := cmp.Diff(prev, in.Previous); d != "" {
+		if d := cmp.Diff(prev, in.OldStatus); d != "" {
 			t.Fatalf("previous status modified:\n%s", d)
 		}
 		if d := cmp.Diff(facts, in.Containers); d != "" {

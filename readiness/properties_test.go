@@ -345,7 +345,7 @@ func TestPropertyApply(t *testing.T) {
 			s.Conditions[i].LastTransitionTime = at(i)
 		}
 		old := s.DeepCopy()
-		readiness.Apply(&s, r, at(30))
+		apply(t, &s, r, at(30))
 		for _, want := range r.Conditions() {
 			got := findCond(s.Conditions, want.Type)
 			if got == nil {
@@ -372,7 +372,7 @@ func TestPropertyApply(t *testing.T) {
 			}
 		}
 		again := s.DeepCopy()
-		if readiness.Apply(&s, r, at(45)) {
+		if apply(t, &s, r, at(45)) {
 			t.Fatalf("applying the same result again reported a change")
 		}
 		if diff := cmp.Diff(again, &s); diff != "" {

@@ -48,7 +48,7 @@ func TestPodstatePipeline(t *testing.T) {
 		e.mgr.ObservePod(pod)
 		in := podstate.Input{Pod: pod, Sandboxes: sandboxes, HostIPs: []string{hostIP}, Containers: facts, Terminal: terminal}
 		if prev, ok := e.mgr.GetPodStatus(pod.UID); ok {
-			in.Previous = &prev
+			in.OldStatus = &prev
 		}
 		s, err := podstate.Generate(in)
 		if err != nil {

@@ -435,7 +435,7 @@ func (n *node) change(p *v1.Pod) {
 		HostIPs:   []string{"10.0.0.1"},
 	}
 	if ok {
-		in.Previous = &prev
+		in.OldStatus = &prev
 	}
 	started := metav1.NewTime(time.Unix(1767225600, 0))
 	c := podstate.Container{Name: "app", ContainerID: "containerd://" + string(p.UID)}

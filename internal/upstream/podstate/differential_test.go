@@ -171,7 +171,7 @@ func drawInput(t *rapid.T) podstate.Input {
 				}
 			}
 		}
-		in.Previous = prev
+		in.OldStatus = prev
 	}
 	for i, n := 0, rapid.IntRange(0, 2).Draw(t, "sandboxes"); i < n; i++ {
 		id := "sb-new"
@@ -230,8 +230,8 @@ func TestDifferentialConditions(t *testing.T) {
 		}
 		pod := in.Pod
 		old := pod.Status.DeepCopy()
-		if in.Previous != nil {
-			old = in.Previous.DeepCopy()
+		if in.OldStatus != nil {
+			old = in.OldStatus.DeepCopy()
 		}
 		all := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 		if s.InitContainerStatuses == nil && len(s.ContainerStatuses) == 0 {
