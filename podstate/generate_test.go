@@ -163,7 +163,7 @@ func TestGenerateSlowSandbox(t *testing.T) {
 	}
 	want := []v1.PodCondition{
 		cond("example.com/lb", T),
-		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNoSandbox),
+		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNoSandbox),
 		cond(v1.PodInitialized, T),
 		cond(v1.PodReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
 		cond(v1.ContainersReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
@@ -183,7 +183,7 @@ func TestGenerateSlowSandbox(t *testing.T) {
 	// The sandbox exists but has no IP yet.
 	in.Sandboxes = []sandbox.Status{{ID: "sb1", Ready: true}}
 	s = generate(t, in)
-	if c := conds(s)[1]; c != cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNoIP) {
+	if c := conds(s)[1]; c != cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNoIP) {
 		t.Errorf("PodReadyToStartContainers = %+v", c)
 	}
 	// Without sandbox diagnostics (v1.34) the False condition has no reason.
@@ -222,7 +222,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	want := []v1.PodCondition{
 		cond("example.com/lb", T),
-		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNotReady),
+		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNotReady),
 		cond(v1.PodInitialized, T),
 		cond(v1.PodReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
 		cond(v1.ContainersReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),

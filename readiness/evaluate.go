@@ -199,13 +199,13 @@ func (v *view) eachInitContainer(f func(name string, s *v1.ContainerStatus, done
 // readyToStartContainers: True exactly when no new sandbox is needed.
 func (v *view) readyToStartContainers(c *v1.PodCondition) {
 	c.Type, c.ObservedGeneration = v1.PodReadyToStartContainers, v.generation(v1.PodReadyToStartContainers)
-	problem := sandbox.Problem(v.in.Pod, v.in.Sandboxes)
-	if problem == "" {
+	d := sandbox.NeedsNew(v.in.Pod, v.in.Sandboxes)
+	if !d.Create {
 		c.Status = v1.ConditionTrue
 		return
 	}
 	c.Status = v1.ConditionFalse
 	if v.in.Features.SandboxDiagnostics() {
-		c.Reason, c.Message = ReasonPodSandboxNotReady, problem
+		c.Reason, c.Message = ReasonPodSandboxNotReady, d.Message
 	}
 }

@@ -407,7 +407,7 @@ func TestPropertySandboxMatchesNeedsNew(t *testing.T) {
 		sb := readinesstest.Sandboxes(pod).Draw(t, "sandboxes")
 		r := evaluate2(t, readiness.Input{Pod: pod, Sandboxes: sb})
 		d := sandbox.NeedsNew(pod, sb)
-		if (r.PodReadyToStartContainers.Status == v1.ConditionTrue) == d.Create || r.PodReadyToStartContainers.Message != d.Reason {
+		if (r.PodReadyToStartContainers.Status == v1.ConditionTrue) == d.Create || r.PodReadyToStartContainers.Message != d.Message {
 			t.Fatalf("condition %+v, decision %+v", r.PodReadyToStartContainers, d)
 		}
 	})
