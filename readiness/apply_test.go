@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -117,12 +118,7 @@ func TestApplyTerminal(t *testing.T) {
 				t.Fatal("no change reported")
 			}
 			for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-				var got *v1.PodCondition
-				for i := range s.Conditions {
-					if s.Conditions[i].Type == ct {
-						got = &s.Conditions[i]
-					}
-				}
+				got := conditions.Get(s.Conditions, ct)
 				want := v1.PodCondition{Type: ct, Status: v1.ConditionFalse, Reason: reason, ObservedGeneration: 1, LastTransitionTime: at(1)}
 				if got == nil || *got != want {
 					t.Errorf("%s = %+v, want %+v", ct, got, want)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/sandbox"
@@ -360,7 +361,7 @@ func (w *world) checkVersionLocked(prev, cur *v1.Pod) {
 		return
 	}
 	for _, c := range cur.Status.Conditions {
-		o := findCond(prev.Status.Conditions, c.Type)
+		o := conditions.Get(prev.Status.Conditions, c.Type)
 		if o != nil && o.Status == c.Status && !o.LastTransitionTime.Equal(&c.LastTransitionTime) {
 			w.violations = append(w.violations, fmt.Sprintf("pod %s rv %s: %s lastTransitionTime %v -> %v with Status %s unchanged",
 				cur.Name, cur.ResourceVersion, c.Type, o.LastTransitionTime.UTC(), c.LastTransitionTime.UTC(), c.Status))
@@ -369,7 +370,7 @@ func (w *world) checkVersionLocked(prev, cur *v1.Pod) {
 	if terminal(prev.Status.Phase) && cur.Status.Phase != prev.Status.Phase {
 		w.violations = append(w.violations, fmt.Sprintf("pod %s rv %s: phase %s -> %s", cur.Name, cur.ResourceVersion, prev.Status.Phase, cur.Status.Phase))
 	}
-	if findCond(prev.Status.Conditions, gate) != nil && findCond(cur.Status.Conditions, gate) == nil {
+	if conditions.Get(prev.Status.Conditions, gate) != nil && conditions.Get(cur.Status.Conditions, gate) == nil {
 		w.violations = append(w.violations, fmt.Sprintf("pod %s rv %s: gate condition lost", cur.Name, cur.ResourceVersion))
 	}
 }
@@ -528,12 +529,12 @@ func (w *world) nodeLifecycle(stop <-chan struct{}) {
 			w.mu.Lock()
 			cur := w.latest[p.UID]
 			w.mu.Unlock()
-			r := findCond(cur.Status.Conditions, v1.PodReady)
+			r := conditions.Get(cur.Status.Conditions, v1.PodReady)
 			if r == nil || r.Status != v1.ConditionTrue {
 				continue
 			}
 			cp := cur.DeepCopy()
-			r = findCond(cp.Status.Conditions, v1.PodReady)
+			r = conditions.Get(cp.Status.Conditions, v1.PodReady)
 			r.Status = v1.ConditionFalse
 			r.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
 			_, err := w.nlc.CoreV1().Pods(w.ns).UpdateStatus(w.ctx, cp, metav1.UpdateOptions{})
@@ -565,7 +566,7 @@ func (w *world) mismatch(p *v1.Pod) string {
 		return fmt.Sprintf("pod %s: phase %s, Manager set %s", p.Name, got.Phase, want.Phase)
 	}
 	for _, t := range []v1.PodConditionType{v1.PodReadyToStartContainers, v1.PodInitialized, v1.PodReady, v1.ContainersReady} {
-		g, m := findCond(got.Conditions, t), findCond(want.Conditions, t)
+		g, m := conditions.Get(got.Conditions, t), conditions.Get(want.Conditions, t)
 		if (g == nil) != (m == nil) || (g != nil && (g.Status != m.Status || g.Reason != m.Reason || g.Message != m.Message)) {
 			return fmt.Sprintf("pod %s: %s %s, Manager set %s", p.Name, t, condString(g), condString(m))
 		}
@@ -577,13 +578,13 @@ func (w *world) mismatch(p *v1.Pod) string {
 	}
 	// Ready re-derived from the container and the gate the server has.
 	wantReady := v1.ConditionFalse
-	if g := findCond(got.Conditions, gate); !terminal(got.Phase) && g != nil && g.Status == v1.ConditionTrue &&
+	if g := conditions.Get(got.Conditions, gate); !terminal(got.Phase) && g != nil && g.Status == v1.ConditionTrue &&
 		got.ContainerStatuses[0].Ready {
 		wantReady = v1.ConditionTrue
 	}
-	if r := findCond(got.Conditions, v1.PodReady); r == nil || r.Status != wantReady {
+	if r := conditions.Get(got.Conditions, v1.PodReady); r == nil || r.Status != wantReady {
 		return fmt.Sprintf("pod %s: Ready %s, but the container (ready %t) and gate %s make it %s", p.Name, condString(r),
-			got.ContainerStatuses[0].Ready, condString(findCond(got.Conditions, gate)), wantReady)
+			got.ContainerStatuses[0].Ready, condString(conditions.Get(got.Conditions, gate)), wantReady)
 	}
 	return ""
 }
@@ -626,7 +627,7 @@ func (w *world) checkFinal() {
 			w.t.Errorf("final state: %s", m)
 		}
 		if want, ok := w.gateWritten[p.UID]; ok {
-			g := findCond(p.Status.Conditions, gate)
+			g := conditions.Get(p.Status.Conditions, gate)
 			if g == nil || g.Status != want.Status || g.Reason != want.Reason || g.Message != want.Message || !g.LastTransitionTime.Equal(&want.LastTransitionTime) {
 				lostGates++
 				w.t.Errorf("pod %s: gate %s, the controller last wrote %s", p.Name, condString(g), condString(&want))
@@ -824,15 +825,6 @@ func (o *observer) firstRetryDelay(t time.Time) (time.Duration, bool) {
 		}
 	}
 	return 0, false
-}
-
-func findCond(list []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range list {
-		if list[i].Type == t {
-			return &list[i]
-		}
-	}
-	return nil
 }
 
 func condString(c *v1.PodCondition) string {
