@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/internal/accept"
 )
 
@@ -19,6 +20,10 @@ type ApplyInput struct {
 	// Required: a zero Now is an input error, never a year-0001 timestamp. It is
 	// truncated to whole seconds, as the API server stores times.
 	Now metav1.Time
+	// Features selects version-dependent behaviour. Apply has none today; the field is
+	// here so that callers pass the version the same way to every input. The zero value
+	// is the kubelet v1.37.0 with default gates.
+	Features features.Set
 }
 
 // Apply writes in.Result's conditions into status with the kubelet's lastTransitionTime
