@@ -49,7 +49,7 @@
 //   - A regular container that the pod would not restart after exit 0 (a job: restartPolicy
 //     OnFailure or Never, of the pod or the container) exits with ExitCode after RunTime;
 //     others run until stopped, unless AnnotationRunTime is set. Whether an exited container
-//     is restarted is readiness.ContainerShouldRestart (pod restartPolicy, the container's
+//     is restarted is the kubelet's ContainerShouldRestart (pod restartPolicy, the container's
 //     restartPolicy and restartPolicyRules); a completed init container is never restarted.
 //     A rule with action RestartAllContainers restarts only that container here.
 //   - Restarts follow the kubelet's crash-loop back-off (pkg/kubelet/kuberuntime: doBackOff;

@@ -45,7 +45,7 @@ type Facts struct {
 func (f Facts) Input(pod *v1.Pod, previous *v1.PodStatus) podstate.Input {
 	return podstate.Input{
 		Pod:        pod,
-		Previous:   previous,
+		OldStatus:  previous,
 		Sandboxes:  f.Sandboxes,
 		PodIPs:     f.PodIPs,
 		HostIPs:    f.HostIPs,

@@ -73,7 +73,10 @@ func (d *driver) status(at time.Time) v1.PodStatus {
 		d.t.Fatalf("Generate at %s: %v", at.Sub(t0), err)
 	}
 	in := f.Input(d.pod, d.prev)
-	in.Stamp(&s, metav1.NewTime(at))
+	in.Now = metav1.NewTime(at)
+	if err := podstate.Stamp(&s, in); err != nil {
+		d.t.Fatalf("Stamp at %s: %v", at.Sub(t0), err)
+	}
 	d.prev = &s
 	d.pod.Status = *s.DeepCopy() // the server accepts every status
 	return s

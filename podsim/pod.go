@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/features"
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 // Node is the node the simulated pods run on.
@@ -233,7 +233,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		k := kindInit
-		if readiness.IsSidecar(c, cfg.Features) {
+		if (kubeletrules.Rules{Features: cfg.Features}).IsSidecar(c) {
 			k = kindSidecar
 		}
 		p.ctrs = append(p.ctrs, p.newCtr(cfg.Cache, c, k, i))
@@ -580,7 +580,7 @@ func (p *Pod) startInstance(c *ctr, t int64) {
 			exitAt, code, r = at, 0, reasonCompleted
 		}
 	case kindRegular:
-		if b.runTimeSet || !readiness.ContainerShouldRestart(spec, &p.pod.Spec, 0, p.features) {
+		if b.runTimeSet || !(kubeletrules.Rules{Features: p.features}).ContainerShouldRestart(spec, &p.pod.Spec, 0) {
 			if at := t + int64(b.RunTime.draw(p.draw(purposeRun, i, c.restarts))); at < exitAt {
 				exitAt, code, r = at, b.ExitCode, exitReason(b.ExitCode)
 			}
@@ -633,7 +633,7 @@ func (p *Pod) exited(c *ctr, t int64) {
 	if p.terminal {
 		return
 	}
-	restart := readiness.ContainerShouldRestart(c.spec, &p.pod.Spec, c.exit, p.features)
+	restart := (kubeletrules.Rules{Features: p.features}).ContainerShouldRestart(c.spec, &p.pod.Spec, c.exit)
 	if c.kind == kindInit && c.exit == 0 {
 		restart = false // a completed init container is not run again
 	}

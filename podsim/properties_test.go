@@ -208,7 +208,10 @@ func TestPropInvariants(t *testing.T) {
 				t.Fatalf("at %gs: %v", at, err)
 			}
 			in := f.Input(pod, prev)
-			in.Stamp(&s, metav1.NewTime(sec(at)))
+			in.Now = metav1.NewTime(sec(at))
+			if err := podstate.Stamp(&s, in); err != nil {
+				t.Fatalf("at %gs: %v", at, err)
+			}
 			if terminalPhase != "" && s.Phase != terminalPhase {
 				t.Fatalf("at %gs: phase %s after %s", at, s.Phase, terminalPhase)
 			}

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/readiness"
 )
 
@@ -88,7 +89,7 @@ func (g *gen) missing(c *v1.Container, o *v1.ContainerStatus, waitReason string,
 		s.State.Waiting != nil && s.State.Waiting.Reason == waitReason && s.LastTerminationState.Terminated == nil:
 		// It was running and is gone: show it stopped rather than waiting, so the pod
 		// does not fall back to Pending.
-		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{Reason: readiness.ReasonContainerStatusUnknown, Message: msgUnknownDeleted, ExitCode: 137}
+		s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{Reason: kubeletrules.ReasonContainerStatusUnknown, Message: msgUnknownDeleted, ExitCode: 137}
 		if g.pod.DeletionTimestamp == nil {
 			s.RestartCount++
 		}
@@ -149,11 +150,11 @@ func (g *gen) fromFact(c *v1.Container, f *Container, o *v1.ContainerStatus) v1.
 	case f.State.Waiting != nil:
 		s.State.Waiting = f.State.Waiting.DeepCopy()
 	case o != nil && o.State.Running != nil:
-		reason := readiness.ReasonContainerStatusUnknown
+		reason := kubeletrules.ReasonContainerStatusUnknown
 		if g.restartingAll {
 			reason = readiness.ReasonRestartingAllContainers
 		}
-		s.State.Terminated = &v1.ContainerStateTerminated{Reason: reason, Message: readiness.MessageContainerNotLocated, ExitCode: 137}
+		s.State.Terminated = &v1.ContainerStateTerminated{Reason: reason, Message: kubeletrules.MessageContainerNotLocated, ExitCode: 137}
 		s.RestartCount = o.RestartCount + 1
 	default:
 		s.State.Waiting = &v1.ContainerStateWaiting{}

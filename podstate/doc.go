@@ -10,7 +10,8 @@
 // should see. Generate is pure: no clock, no I/O, no globals, and it never mutates its
 // input. The result goes straight into the status manager (status.Manager.SetPodStatus),
 // which, like the kubelet's, sets lastTransitionTime, startTime and observedGeneration.
-// Without a manager, Input.Stamp does that step (the same code as the Manager's).
+// Without a manager, Stamp does that step (the same code as the Manager's) with the time
+// in Input.Now.
 //
 // What Generate takes as given rather than deriving: the container runtime's conversion of
 // CRI records into container states (each Container fact is already API-shaped; Generate

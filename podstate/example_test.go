@@ -55,17 +55,22 @@ func ExampleGenerate() {
 
 // Without a status manager, Stamp sets the transition times, the start time and the
 // observed generation against the previous status.
-func ExampleInput_Stamp() {
+func ExampleStamp() {
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}
-	in := podstate.Input{Pod: pod} // no sandbox yet
 	now := metav1.NewTime(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	in := podstate.Input{Pod: pod, Now: now} // no sandbox yet
 	first, _ := podstate.Generate(in)
-	in.Stamp(&first, now)
+	if err := podstate.Stamp(&first, in); err != nil {
+		panic(err)
+	}
 
-	in.Previous = &first
+	in.OldStatus = &first
 	in.Sandboxes = []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}}
+	in.Now = metav1.NewTime(now.Add(3 * time.Second))
 	second, _ := podstate.Generate(in)
-	in.Stamp(&second, metav1.NewTime(now.Add(3*time.Second)))
+	if err := podstate.Stamp(&second, in); err != nil {
+		panic(err)
+	}
 
 	for _, c := range second.Conditions {
 		fmt.Println(c.Type, c.Status, c.LastTransitionTime.UTC().Format(time.TimeOnly))

@@ -2,13 +2,15 @@ package podstate
 
 import (
 	"fmt"
-	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/internal/accept"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/readiness"
 )
 
@@ -26,6 +28,7 @@ type gen struct {
 	pod      *v1.Pod
 	base     *v1.PodStatus
 	features features.Set
+	rules    kubeletrules.Rules
 	facts    map[string]*Container
 	rro      bool
 	// regularCreated: the runtime has a regular container in a known state (the
@@ -40,7 +43,7 @@ type gen struct {
 //
 //   - the container statuses, one per container of the spec (init in spec order, regular
 //     and ephemeral by name), with Started and Ready set as the prober sets them;
-//   - the phase, derived by readiness.Phase; a terminal phase in Previous or on the
+//   - the phase, derived by readiness.Phase; a terminal phase in OldStatus or on the
 //     server is never left, and the reason and message are carried over while the phase
 //     does not change;
 //   - the pod IPs (from the newest sandbox, if it is ready) and the host IPs;
@@ -55,7 +58,7 @@ type gen struct {
 // Every lastTransitionTime Generate writes is zero, and startTime and the pod-level
 // observedGeneration are unset: in the kubelet the status manager sets them when it
 // accepts the status, and status.Manager.SetPodStatus does the same. Callers without a
-// manager use Input.Stamp.
+// manager call Stamp.
 //
 // One deliberate difference: the kubelet derives the phase before its prober updates
 // Started, from the Started of the previous status, and catches up one sync later.
@@ -63,9 +66,10 @@ type gen struct {
 // status agree; it is the phase the kubelet settles on.
 //
 // The error is non-nil only for malformed input (a nil Pod, two containers of one name in
-// the spec, or two facts of one name) and is then a *readiness.InputError.
+// the spec, or two facts of one name) and is then a *podstatus.InputError whose field
+// paths start at Input ("Input.Containers[1].Name").
 func Generate(in Input) (v1.PodStatus, error) {
-	if err := readiness.CheckPod(in.Pod); err != nil {
+	if err := kubeletrules.CheckPod(in.Pod, "Input.Pod"); err != nil {
 		return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", err)
 	}
 	pod := in.Pod
@@ -76,12 +80,13 @@ func Generate(in Input) (v1.PodStatus, error) {
 		features: in.Features,
 		facts:    make(map[string]*Container, len(in.Containers)),
 		rro:      in.RecursiveReadOnlyMounts,
+		rules:    kubeletrules.Rules{Features: in.Features},
 	}
 	for i := range in.Containers {
 		f := &in.Containers[i]
 		if _, dup := g.facts[f.Name]; dup {
-			return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", &readiness.InputError{
-				Namespace: pod.Namespace, Name: pod.Name, Field: "Containers", Problem: "two runtime facts for container " + strconv.Quote(f.Name)})
+			return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", &podstatus.InputError{Pod: kubeletrules.PodName(pod),
+				Errs: field.ErrorList{field.Duplicate(field.NewPath("Input", "Containers").Index(i).Child("Name"), f.Name)}})
 		}
 		g.facts[f.Name] = f
 	}
@@ -210,7 +215,7 @@ func (g *gen) setConditions(s *v1.PodStatus) error {
 		ObservedGeneration: g.conditionGeneration(v1.PodScheduled),
 		Status:             v1.ConditionTrue,
 	})
-	if g.features.RestartAllContainers() && readiness.CouldRestartAllContainers(&pod.Spec) {
+	if g.features.RestartAllContainers() && kubeletrules.CouldRestartAllContainers(&pod.Spec) {
 		conds = append(conds, g.allContainersRestarting(s.Phase))
 	}
 	s.Conditions = conds
@@ -243,7 +248,7 @@ func (g *gen) conditionGeneration(t v1.PodConditionType) int64 {
 }
 
 // sidecar reports whether init container c is a sidecar under the feature set.
-func (g *gen) sidecar(c *v1.Container) bool { return readiness.IsSidecar(c, g.features) }
+func (g *gen) sidecar(c *v1.Container) bool { return g.rules.IsSidecar(c) }
 
 // activeRegularContainer is the kubelet's HasAnyActiveRegularContainerStarted: the newest
 // sandbox is ready and a regular container belongs to it.
@@ -277,7 +282,7 @@ func (g *gen) shouldAllContainersRestart() bool {
 		old[g.base.ContainerStatuses[i].Name] = &g.base.ContainerStatuses[i]
 	}
 	restartsAll := func(c *v1.Container, t *v1.ContainerStateTerminated) bool {
-		r, ok := readiness.MatchRestartRule(c, t.ExitCode)
+		r, ok := kubeletrules.MatchRestartRule(c, t.ExitCode)
 		return ok && r.Action == v1.ContainerRestartRuleActionRestartAllContainers
 	}
 	for _, list := range [][]v1.Container{g.pod.Spec.InitContainers, g.pod.Spec.Containers} {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -161,7 +163,7 @@ func TestGenerateSlowSandbox(t *testing.T) {
 	}
 	want := []v1.PodCondition{
 		cond("example.com/lb", T),
-		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNoSandbox),
+		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNoSandbox),
 		cond(v1.PodInitialized, T),
 		cond(v1.PodReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
 		cond(v1.ContainersReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
@@ -181,7 +183,7 @@ func TestGenerateSlowSandbox(t *testing.T) {
 	// The sandbox exists but has no IP yet.
 	in.Sandboxes = []sandbox.Status{{ID: "sb1", Ready: true}}
 	s = generate(t, in)
-	if c := conds(s)[1]; c != cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNoIP) {
+	if c := conds(s)[1]; c != cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNoIP) {
 		t.Errorf("PodReadyToStartContainers = %+v", c)
 	}
 	// Without sandbox diagnostics (v1.34) the False condition has no reason.
@@ -209,7 +211,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	in := podstate.Input{
 		Pod:       pod,
-		Previous:  &prev,
+		OldStatus: &prev,
 		Sandboxes: []sandbox.Status{{ID: "sb1", Ready: false, IP: "10.1.0.5"}},
 		HostIPs:   []string{"10.0.0.1"},
 		// The runtime no longer reports the container.
@@ -220,7 +222,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	want := []v1.PodCondition{
 		cond("example.com/lb", T),
-		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.ReasonNotReady),
+		cond(v1.PodReadyToStartContainers, F, readiness.ReasonPodSandboxNotReady, sandbox.MessageNotReady),
 		cond(v1.PodInitialized, T),
 		cond(v1.PodReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
 		cond(v1.ContainersReady, F, readiness.ReasonContainersNotReady, "containers with unready status: [app]"),
@@ -231,7 +233,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	}
 	cs := s.ContainerStatuses[0]
 	lt := cs.LastTerminationState.Terminated
-	if cs.State.Waiting == nil || lt == nil || lt.Reason != readiness.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
+	if cs.State.Waiting == nil || lt == nil || lt.Reason != kubeletrules.ReasonContainerStatusUnknown || lt.ExitCode != 137 || cs.RestartCount != 3 {
 		t.Errorf("vanished running container: %+v", cs)
 	}
 	if s.PodIP != "" {
@@ -247,7 +249,7 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	// kubelet can tell.
 	in.Containers = []podstate.Container{{Name: "app", ContainerID: "containerd://abc", RestartCount: 2}}
 	s = generate(t, in)
-	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != readiness.ReasonContainerStatusUnknown {
+	if term := s.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 || term.Reason != kubeletrules.ReasonContainerStatusUnknown {
 		t.Errorf("unknown state: %+v", s.ContainerStatuses[0].State)
 	}
 }
@@ -395,12 +397,12 @@ func TestGenerateTerminatedPodStaysTerminal(t *testing.T) {
 	// A cached Failed phase is kept while the server still says Running; an eviction
 	// cannot turn a Succeeded pod into a Failed one.
 	pod.Status = v1.PodStatus{Phase: v1.PodRunning}
-	in.Previous = &v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted", Message: "low memory"}
+	in.OldStatus = &v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted", Message: "low memory"}
 	if s = generate(t, in); s.Phase != v1.PodFailed || s.Reason != "Evicted" {
 		t.Errorf("cached Failed: phase %s reason %q", s.Phase, s.Reason)
 	}
 	pod.Status = v1.PodStatus{Phase: v1.PodSucceeded}
-	in.Previous = nil
+	in.OldStatus = nil
 	in.Eviction = &podstate.Eviction{Reason: "DeadlineExceeded", Message: "too slow"}
 	if s = generate(t, in); s.Phase != v1.PodSucceeded {
 		t.Errorf("evicted Succeeded pod: phase %s", s.Phase)
@@ -452,7 +454,7 @@ func TestGenerateConditionOrder(t *testing.T) {
 	}
 	in := podstate.Input{
 		Pod:       pod,
-		Previous:  &v1.PodStatus{Conditions: []v1.PodCondition{cond(v1.DisruptionTarget, T, "TerminationByKubelet", "evicted")}},
+		OldStatus: &v1.PodStatus{Conditions: []v1.PodCondition{cond(v1.DisruptionTarget, T, "TerminationByKubelet", "evicted")}},
 		Sandboxes: readySandbox("10.1.0.5"),
 		Containers: []podstate.Container{{
 			Name: "app", State: running(), Readiness: podstate.ProbeSuccess,
@@ -550,7 +552,7 @@ func TestGenerateContainerDefaults(t *testing.T) {
 		InitContainerStatuses: []v1.ContainerStatus{{Name: "init", State: exited(0, "Completed"), Ready: true}},
 	}
 	in := podstate.Input{
-		Pod: pod, Previous: prev, Sandboxes: readySandbox("10.1.0.5"),
+		Pod: pod, OldStatus: prev, Sandboxes: readySandbox("10.1.0.5"),
 		Containers: []podstate.Container{{Name: "a", State: running()}, {Name: "ghost", State: running()}},
 	}
 	s := generate(t, in)
@@ -576,12 +578,12 @@ func TestGenerateContainerDefaults(t *testing.T) {
 	}
 	// The previous status is not modified.
 	if prev.InitContainerStatuses[0].State.Terminated.Reason != "Completed" || len(prev.ContainerStatuses) != 0 {
-		t.Error("Generate modified Previous")
+		t.Error("Generate modified OldStatus")
 	}
 
 	// An init container the runtime no longer reports, while a regular container exists:
 	// treated as completed.
-	in.Previous = nil
+	in.OldStatus = nil
 	s = generate(t, in)
 	if term := s.InitContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 0 || term.Reason != "Completed" || !s.InitContainerStatuses[0].Ready {
 		t.Errorf("vanished init container: %+v", s.InitContainerStatuses[0])
@@ -626,7 +628,7 @@ func TestGenerateAllContainersRestarting(t *testing.T) {
 		t.Errorf("phase %s, want Running", s.Phase)
 	}
 	// Cleaned up: no container left in the runtime.
-	in.Previous = &s
+	in.OldStatus = &s
 	in.Containers = nil
 	s = generate(t, in)
 	if last := conds(s)[len(s.Conditions)-1]; last != cond(v1.AllContainersRestarting, F) {
@@ -664,8 +666,10 @@ func TestStamp(t *testing.T) {
 		{Type: v1.ContainersReady, Status: T},
 		{Type: v1.PodScheduled, Status: T, LastTransitionTime: t1},
 	}}
-	in := podstate.Input{Pod: pod, Previous: old}
-	in.Stamp(s, t1)
+	in := podstate.Input{Pod: pod, OldStatus: old, Now: t1}
+	if err := podstate.Stamp(s, in); err != nil {
+		t.Fatal(err)
+	}
 	sec := metav1.NewTime(t0.Add(90 * time.Second))
 	want := map[v1.PodConditionType]metav1.Time{
 		"example.com/lb": t0, v1.PodInitialized: {}, v1.PodReady: sec, v1.ContainersReady: sec, v1.PodScheduled: t0,
@@ -680,8 +684,10 @@ func TestStamp(t *testing.T) {
 	}
 	s2 := &v1.PodStatus{}
 	pod.Status = v1.PodStatus{}
-	in = podstate.Input{Pod: pod}
-	in.Stamp(s2, t1)
+	in = podstate.Input{Pod: pod, Now: t1}
+	if err := podstate.Stamp(s2, in); err != nil {
+		t.Fatal(err)
+	}
 	if !s2.StartTime.Equal(&sec) || s2.ObservedGeneration != 3 {
 		t.Errorf("no old status: startTime %v observedGeneration %d", s2.StartTime, s2.ObservedGeneration)
 	}
@@ -692,16 +698,35 @@ func resourceQuantity(s string) *resource.Quantity {
 	return &q
 }
 
-// TestGenerateInputErrors: malformed input is a *readiness.InputError.
+// TestGenerateInputErrors: malformed input is a *podstatus.InputError whose field paths
+// start at Input.
 func TestGenerateInputErrors(t *testing.T) {
-	var ie *readiness.InputError
-	if _, err := podstate.Generate(podstate.Input{}); !errors.As(err, &ie) || ie.Field != "Pod" {
+	var ie *podstatus.InputError
+	if _, err := podstate.Generate(podstate.Input{}); !errors.As(err, &ie) || ie.Errs[0].Field != "Input.Pod" {
 		t.Errorf("nil pod: %v", err)
 	}
 	pod := webPod()
 	in := podstate.Input{Pod: pod, Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}
 	_, err := podstate.Generate(in)
-	if !errors.As(err, &ie) || ie.Field != "Containers" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
+	if !errors.As(err, &ie) || ie.Errs[0].Field != "Input.Containers[1].Name" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
 		t.Errorf("two facts of one name: %v", err)
+	}
+}
+
+// TestStampInputErrors: a nil status or pod and a zero time are input errors, and the
+// status is left alone.
+func TestStampInputErrors(t *testing.T) {
+	s := v1.PodStatus{Phase: v1.PodRunning}
+	err := podstate.Stamp(&s, podstate.Input{Pod: webPod()})
+	var ie *podstatus.InputError
+	if !errors.As(err, &ie) || len(ie.Errs) != 1 || ie.Errs[0].Field != "Input.Now" || !strings.HasPrefix(err.Error(), "podstate: Stamp: pod ") {
+		t.Errorf("zero Now: %v", err)
+	}
+	if s.StartTime != nil {
+		t.Errorf("status changed: %+v", s)
+	}
+	err = podstate.Stamp(nil, podstate.Input{})
+	if !errors.As(err, &ie) || len(ie.Errs) != 3 || err.Error() != "podstate: Stamp: status: Required value; Input.Pod: Required value; Input.Now: Required value" {
+		t.Errorf("nothing given: %v", err)
 	}
 }

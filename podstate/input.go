@@ -2,22 +2,24 @@ package podstate
 
 import (
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/sandbox"
 )
 
-// Input is everything Generate reads. Only Pod is required.
+// Input is everything Generate and Stamp read. Generate requires Pod; Stamp requires Pod
+// and Now.
 type Input struct {
 	// Pod is the pod as the API server has it: its spec, metadata.generation,
 	// deletionTimestamp, and its status (the server's copy), whose foreign conditions
 	// (readiness gates, custom conditions, DisruptionTarget) are carried over and whose
 	// terminal phase is never left.
 	Pod *v1.Pod
-	// Previous is the status the status manager has cached for the pod, the last status
+	// OldStatus is the status the status manager has cached for the pod, the last status
 	// this node reported. nil means there is none (a node agent that just started), and
 	// then the server's status (Pod.Status) stands in for it, as in the kubelet.
-	Previous *v1.PodStatus
+	OldStatus *v1.PodStatus
 	// Sandboxes are the pod's sandboxes as the runtime reports them, newest first. They
 	// decide PodReadyToStartContainers; pod IPs are taken from the newest one, and only
 	// when it is ready.
@@ -58,6 +60,11 @@ type Input struct {
 	// Features selects version-dependent behaviour. The zero value is the kubelet
 	// v1.37.0 with default gates.
 	Features features.Set
+	// Now is the time Stamp writes into the conditions that transition and into
+	// startTime; Stamp requires it. Generate does not read it: the status Generate
+	// returns carries no times of its own, and a status manager stamps them
+	// (status.Manager.SetPodStatus, with its clock).
+	Now metav1.Time
 }
 
 // Eviction is a decision to fail a pod, with the reason and message the status carries.
@@ -133,8 +140,8 @@ func (r ProbeResult) String() string {
 // base returns the status the kubelet compares against: the cached one, else the
 // server's.
 func (in *Input) base() *v1.PodStatus {
-	if in.Previous != nil {
-		return in.Previous
+	if in.OldStatus != nil {
+		return in.OldStatus
 	}
 	return &in.Pod.Status
 }

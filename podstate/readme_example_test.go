@@ -18,7 +18,7 @@ import (
 func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started metav1.Time) error {
 	status, err := podstate.Generate(podstate.Input{
 		Pod:       pod,    // from your informer: spec + server status
-		Previous:  cached, // *v1.PodStatus you last reported, or nil
+		OldStatus: cached, // *v1.PodStatus you last reported, or nil
 		Sandboxes: []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
 		HostIPs:   []string{"10.0.0.1"},
 		Containers: []podstate.Container{{
@@ -28,7 +28,7 @@ func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started
 		}},
 	})
 	if err != nil {
-		return err // only for malformed input (a *readiness.InputError)
+		return err // only for malformed input (a *podstatus.InputError)
 	}
 	return manager.SetPodStatus(pod, status) // sets lastTransitionTime, startTime, observedGeneration
 }

@@ -1,68 +1,73 @@
 package readiness
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/internal/accept"
 )
 
-// Apply writes r's conditions into s with the kubelet's lastTransitionTime rule and
-// reports whether s changed.
+// ApplyInput is what Apply writes into a status. Result and Now are required.
+type ApplyInput struct {
+	// Result is what Evaluate returned for the pod.
+	Result Result
+	// Now is the lastTransitionTime of a condition that is new or whose Status changes.
+	// Required: a zero Now is an input error, never a year-0001 timestamp. It is
+	// truncated to whole seconds, as the API server stores times.
+	Now metav1.Time
+	// Features selects version-dependent behaviour. Apply has none today; the field is
+	// here so that callers pass the version the same way to every input. The zero value
+	// is the kubelet v1.37.0 with default gates.
+	Features features.Set
+}
+
+// Apply writes in.Result's conditions into status with the kubelet's lastTransitionTime
+// rule and reports whether status changed. status is the destination, like the argument
+// of json.Unmarshal: Apply changes it in place and keeps no reference to it.
 //
 // Each condition replaces the first one of its type or is appended (in the order
 // PodReadyToStartContainers, Initialized, Ready, ContainersReady). Its lastTransitionTime
-// is kept when the Status is unchanged and becomes now otherwise. When s.Phase is
+// is kept when the Status is unchanged and becomes in.Now otherwise. When status.Phase is
 // terminal (Succeeded or Failed), Ready and ContainersReady are then forced False with
 // reason PodCompleted or PodFailed, as the kubelet's status manager does before it sends
 // a status, so a finished pod is never reported ready.
-func Apply(s *v1.PodStatus, r Result, now metav1.Time) bool {
+//
+// The error is non-nil only when status is nil or in.Now is zero, and is then a
+// *podstatus.InputError ("readiness: Apply: ApplyInput.Now: Required value"); status is
+// not changed.
+func Apply(status *v1.PodStatus, in ApplyInput) (bool, error) {
+	var errs field.ErrorList
+	if status == nil {
+		errs = append(errs, field.Required(field.NewPath("status"), ""))
+	}
+	if in.Now.IsZero() {
+		errs = append(errs, field.Required(field.NewPath("ApplyInput", "Now"), ""))
+	}
+	if len(errs) > 0 {
+		return false, fmt.Errorf("readiness: Apply: %w", &podstatus.InputError{Errs: errs})
+	}
+	now := in.Now.Rfc3339Copy()
 	changed := false
 	set := func(c v1.PodCondition) {
 		if c.Type == "" {
 			return
 		}
 		var ch bool
-		s.Conditions, ch = accept.SetCondition(s.Conditions, c, now)
+		status.Conditions, ch = accept.SetCondition(status.Conditions, c, now)
 		changed = changed || ch
 	}
+	r := &in.Result
 	set(r.PodReadyToStartContainers)
 	set(r.Initialized)
 	set(r.Ready)
 	set(r.ContainersReady)
-	if ForceTerminal(s, now) {
+	if accept.ForceTerminal(status, now) {
 		changed = true
 	}
-	return changed
-}
-
-// ForceTerminal makes Ready and ContainersReady False in a terminal phase, as the
-// kubelet's mergePodStatus does: when s.Phase is Succeeded or Failed and either condition
-// is True, ContainersReady and then Ready are set False with reason PodCompleted or
-// PodFailed (replaced in place or appended, lastTransitionTime now). It reports whether
-// s changed; outside a terminal phase it does nothing.
-func ForceTerminal(s *v1.PodStatus, now metav1.Time) bool {
-	var reason string
-	switch s.Phase {
-	case v1.PodSucceeded:
-		reason = ReasonPodCompleted
-	case v1.PodFailed:
-		reason = ReasonPodFailed
-	default:
-		return false
-	}
-	ready := conditions.Get(s.Conditions, v1.PodReady)
-	cr := conditions.Get(s.Conditions, v1.ContainersReady)
-	if (ready == nil || ready.Status != v1.ConditionTrue) && (cr == nil || cr.Status != v1.ConditionTrue) {
-		return false
-	}
-	for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
-		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason}
-		if old := conditions.Get(s.Conditions, t); old != nil {
-			c.ObservedGeneration = old.ObservedGeneration
-		}
-		s.Conditions, _ = accept.SetCondition(s.Conditions, c, now)
-	}
-	return true
+	return changed, nil
 }

@@ -1,6 +1,7 @@
 package readiness_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
@@ -36,7 +39,7 @@ func TestApply(t *testing.T) {
 	// A new status: every condition appended in the kubelet's order, LTT now.
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{
 		cond("example.com/lb", v1.ConditionFalse, "", ""), withLTT(cond(v1.PodScheduled, v1.ConditionTrue, "", ""), at(0))}}
-	if !readiness.Apply(&s, r1, at(1)) {
+	if !apply(t, &s, r1, at(1)) {
 		t.Fatal("Apply to a status without kubelet conditions reported no change")
 	}
 	want := []v1.PodCondition{
@@ -52,7 +55,7 @@ func TestApply(t *testing.T) {
 	}
 
 	// The same result later: nothing changes, LTTs kept.
-	if readiness.Apply(&s, r1, at(2)) {
+	if apply(t, &s, r1, at(2)) {
 		t.Error("Apply of an unchanged result reported a change")
 	}
 	if diff := cmp.Diff(want, s.Conditions); diff != "" {
@@ -63,7 +66,7 @@ func TestApply(t *testing.T) {
 	// keep their time, and the foreign conditions are untouched, in place.
 	in.ContainerStatuses[0].Ready = true
 	r2 := evaluate(t, in)
-	if !readiness.Apply(&s, r2, at(2)) {
+	if !apply(t, &s, r2, at(2)) {
 		t.Error("Apply of a flipped result reported no change")
 	}
 	want[4], want[5] = withLTT(r2.Ready, at(2)), withLTT(r2.ContainersReady, at(2))
@@ -73,7 +76,7 @@ func TestApply(t *testing.T) {
 
 	// A change of reason or message only keeps the LTT but is a change.
 	s.Conditions[4] = withLTT(cond(v1.PodReady, v1.ConditionTrue, "Stale", "old message"), at(0))
-	if !readiness.Apply(&s, r2, at(2)) {
+	if !apply(t, &s, r2, at(2)) {
 		t.Error("reason change not reported")
 	}
 	if got := s.Conditions[4]; got.LastTransitionTime != at(0) || got.Reason != "" || got.Message != "" {
@@ -82,7 +85,7 @@ func TestApply(t *testing.T) {
 
 	// An old zero LTT with the same status stays zero (the kubelet keeps it).
 	s.Conditions[3].LastTransitionTime = metav1.Time{}
-	readiness.Apply(&s, r2, at(2))
+	apply(t, &s, r2, at(2))
 	if !s.Conditions[3].LastTransitionTime.IsZero() {
 		t.Errorf("zero LTT replaced by %v", s.Conditions[3].LastTransitionTime)
 	}
@@ -93,7 +96,7 @@ func TestApplyKeepsConditionsItDoesNotWrite(t *testing.T) {
 	r := evaluate(t, in, features.Set{NoReadyToStartContainers: true})
 	existing := withLTT(cond(v1.PodReadyToStartContainers, v1.ConditionFalse, "Someone", "else's"), at(0))
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{existing}}
-	readiness.Apply(&s, r, at(1))
+	apply(t, &s, r, at(1))
 	if len(s.Conditions) != 4 || s.Conditions[0] != existing {
 		t.Errorf("with the feature off, the existing PodReadyToStartContainers changed: %+v", s.Conditions)
 	}
@@ -111,16 +114,11 @@ func TestApplyTerminal(t *testing.T) {
 	for phase, reason := range map[v1.PodPhase]string{v1.PodSucceeded: "PodCompleted", v1.PodFailed: "PodFailed"} {
 		t.Run(string(phase), func(t *testing.T) {
 			s := v1.PodStatus{Phase: phase}
-			if !readiness.Apply(&s, ready, at(1)) {
+			if !apply(t, &s, ready, at(1)) {
 				t.Fatal("no change reported")
 			}
 			for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-				var got *v1.PodCondition
-				for i := range s.Conditions {
-					if s.Conditions[i].Type == ct {
-						got = &s.Conditions[i]
-					}
-				}
+				got := conditions.Get(s.Conditions, ct)
 				want := v1.PodCondition{Type: ct, Status: v1.ConditionFalse, Reason: reason, ObservedGeneration: 1, LastTransitionTime: at(1)}
 				if got == nil || *got != want {
 					t.Errorf("%s = %+v, want %+v", ct, got, want)
@@ -133,7 +131,7 @@ func TestApplyTerminal(t *testing.T) {
 	}
 	// Outside a terminal phase a True Ready is left alone.
 	s := v1.PodStatus{Phase: v1.PodRunning}
-	readiness.Apply(&s, ready, at(1))
+	apply(t, &s, ready, at(1))
 	for _, c := range s.Conditions {
 		if c.Status != v1.ConditionTrue {
 			t.Errorf("running: %s is %s", c.Type, c.Status)
@@ -141,44 +139,47 @@ func TestApplyTerminal(t *testing.T) {
 	}
 }
 
-func TestForceTerminal(t *testing.T) {
-	cases := []struct {
-		name    string
-		status  v1.PodStatus
-		changed bool
-		want    []v1.PodCondition
-	}{
-		{"running is left alone",
-			v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{withLTT(cond(v1.PodReady, v1.ConditionTrue, "", ""), at(0))}},
-			false, []v1.PodCondition{withLTT(cond(v1.PodReady, v1.ConditionTrue, "", ""), at(0))}},
-		{"already false is left alone",
-			v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{withLTT(cond(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", "m"), at(0))}},
-			false, []v1.PodCondition{withLTT(cond(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", "m"), at(0))}},
-		{"ready true only: both forced, containers ready appended",
-			v1.PodStatus{Phase: v1.PodSucceeded, Conditions: []v1.PodCondition{
-				{Type: v1.PodReady, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: at(0)}}},
-			true, []v1.PodCondition{
-				{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodCompleted", ObservedGeneration: 3, LastTransitionTime: at(1)},
-				{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: at(1)},
-			}},
-		{"containers ready true, ready false: ready keeps its time",
-			v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{
-				withLTT(cond(v1.ContainersReady, v1.ConditionTrue, "", ""), at(0)),
-				withLTT(cond(v1.PodReady, v1.ConditionFalse, "ReadinessGatesNotReady", "m"), at(0))}},
-			true, []v1.PodCondition{
-				withLTT(cond(v1.ContainersReady, v1.ConditionFalse, "PodFailed", ""), at(1)),
-				withLTT(cond(v1.PodReady, v1.ConditionFalse, "PodFailed", ""), at(0)),
-			}},
+// apply is readiness.Apply for a test whose time is never zero.
+func apply(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, s *v1.PodStatus, r readiness.Result, now metav1.Time) bool {
+	t.Helper()
+	changed, err := readiness.Apply(s, readiness.ApplyInput{Result: r, Now: now})
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := c.status
-			if got := readiness.ForceTerminal(&s, at(1)); got != c.changed {
-				t.Errorf("ForceTerminal = %v, want %v", got, c.changed)
-			}
-			if diff := cmp.Diff(c.want, s.Conditions); diff != "" {
-				t.Errorf("conditions (-want +got):\n%s", diff)
-			}
-		})
+	return changed
+}
+
+// TestApplyInputErrors: a nil status and a zero time are input errors, and the status is
+// left alone.
+func TestApplyInputErrors(t *testing.T) {
+	r := evaluate(t, notReadyInput())
+	s := v1.PodStatus{Phase: v1.PodRunning}
+	_, err := readiness.Apply(&s, readiness.ApplyInput{Result: r})
+	var ie *podstatus.InputError
+	if !errors.As(err, &ie) || err.Error() != "readiness: Apply: ApplyInput.Now: Required value" {
+		t.Errorf("zero Now: %v", err)
+	}
+	if len(s.Conditions) != 0 {
+		t.Errorf("status changed: %+v", s.Conditions)
+	}
+	if _, err := readiness.Apply(nil, readiness.ApplyInput{Result: r, Now: at(1)}); !errors.Is(err, podstatus.ErrInvalidInput) ||
+		err.Error() != "readiness: Apply: status: Required value" {
+		t.Errorf("nil status: %v", err)
+	}
+}
+
+// TestApplyTruncatesNow: times written into a status are whole seconds, as the API server
+// stores them.
+func TestApplyTruncatesNow(t *testing.T) {
+	r := evaluate(t, notReadyInput())
+	var s v1.PodStatus
+	apply(t, &s, r, metav1.NewTime(at(1).Add(700*time.Millisecond)))
+	for _, c := range s.Conditions {
+		if !c.LastTransitionTime.Equal(ptr(at(1))) {
+			t.Errorf("%s: lastTransitionTime %v, want %v", c.Type, c.LastTransitionTime, at(1))
+		}
 	}
 }

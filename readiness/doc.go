@@ -9,6 +9,6 @@
 //
 // Behaviour that differs between Kubernetes versions is selected with the Features field of
 // Input and PhaseInput (a features.Set); its zero value is v1.37.0. Malformed input (a nil
-// pod, two containers of one name) is the one error, an *InputError, which podstate and
-// status return for their malformed input too.
+// pod, two containers of one name) is the one error, a *podstatus.InputError (it matches
+// podstatus.ErrInvalidInput), wrapped with the function's name: "readiness: Evaluate: ...".
 package readiness

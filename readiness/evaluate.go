@@ -13,7 +13,7 @@ import (
 // kubelet v1.37.0 generates them (or as the version selected by in.Features does).
 //
 // The error is non-nil only for malformed input (a nil Pod, or two containers of one
-// name) and is then an *InputError. Evaluate never mutates in and, on a ready pod, does
+// name) and is then a *podstatus.InputError whose field paths start at Input.Pod. Evaluate never mutates in and, on a ready pod, does
 // not allocate.
 func Evaluate(in Input) (Result, error) {
 	v, err := newView(&in)
@@ -199,13 +199,13 @@ func (v *view) eachInitContainer(f func(name string, s *v1.ContainerStatus, done
 // readyToStartContainers: True exactly when no new sandbox is needed.
 func (v *view) readyToStartContainers(c *v1.PodCondition) {
 	c.Type, c.ObservedGeneration = v1.PodReadyToStartContainers, v.generation(v1.PodReadyToStartContainers)
-	problem := sandbox.Problem(v.in.Pod, v.in.Sandboxes)
-	if problem == "" {
+	d := sandbox.NeedsNew(v.in.Pod, v.in.Sandboxes)
+	if !d.Create {
 		c.Status = v1.ConditionTrue
 		return
 	}
 	c.Status = v1.ConditionFalse
 	if v.in.Features.SandboxDiagnostics() {
-		c.Reason, c.Message = ReasonPodSandboxNotReady, problem
+		c.Reason, c.Message = ReasonPodSandboxNotReady, d.Message
 	}
 }

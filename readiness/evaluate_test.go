@@ -643,7 +643,7 @@ func TestMalformedInput(t *testing.T) {
 		pod     *v1.Pod
 		wantErr string
 	}{
-		{"nil pod", nil, "nil"},
+		{"nil pod", nil, "Input.Pod: Required value"},
 		{"init and regular", &v1.Pod{Spec: v1.PodSpec{InitContainers: containers("a"), Containers: containers("a")}}, `"a"`},
 		{"two regular", &v1.Pod{Spec: v1.PodSpec{Containers: containers("x", "b", "x")}}, `"x"`},
 		{"two init", &v1.Pod{Spec: v1.PodSpec{InitContainers: sidecars("s", "s")}}, `"s"`},

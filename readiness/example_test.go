@@ -87,16 +87,19 @@ func ExampleApply() {
 	t1 := metav1.NewTime(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC))
 	t2 := metav1.NewTime(time.Date(2026, 1, 1, 0, 2, 0, 0, time.UTC))
 	var s v1.PodStatus
-	fmt.Println("changed:", readiness.Apply(&s, r, t1))
-	fmt.Println("changed again:", readiness.Apply(&s, r, t2)) // same statuses: times kept
+	changed, err := readiness.Apply(&s, readiness.ApplyInput{Result: r, Now: t1})
+	fmt.Println("changed:", changed, err)
+	changed, _ = readiness.Apply(&s, readiness.ApplyInput{Result: r, Now: t2}) // same statuses: times kept
+	fmt.Println("changed again:", changed)
 
 	s.Phase = v1.PodSucceeded // a finished pod is never reported ready
-	fmt.Println("changed on success:", readiness.Apply(&s, r, t2))
+	changed, _ = readiness.Apply(&s, readiness.ApplyInput{Result: r, Now: t2})
+	fmt.Println("changed on success:", changed)
 	for _, c := range s.Conditions {
 		fmt.Println(c.Type, c.Status, c.Reason, c.LastTransitionTime.UTC().Format(time.TimeOnly))
 	}
 	// Output:
-	// changed: true
+	// changed: true <nil>
 	// changed again: false
 	// changed on success: true
 	// Initialized True  00:01:00

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/sandbox"
 )
 
@@ -48,8 +49,8 @@ type Explanation struct {
 	// NotTrueGates are readiness gates whose condition exists but is not True.
 	NotTrueGates []GateStatus
 
-	// Sandbox is the sandbox problem that holds PodReadyToStartContainers False, one of
-	// the sandbox.Reason constants; "" when the sandbox is fine.
+	// Sandbox is why PodReadyToStartContainers is False, one of the sandbox.Message
+	// constants; "" when the sandbox is fine.
 	Sandbox string
 }
 
@@ -62,7 +63,8 @@ type GateStatus struct {
 }
 
 // Explain evaluates in like Evaluate and returns why the pod is or is not ready. The error
-// is non-nil only for malformed input and is then an *InputError, as with Evaluate.
+// is non-nil only for malformed input and is then a *podstatus.InputError, as with
+// Evaluate.
 func Explain(in Input) (Explanation, error) {
 	v, err := newView(&in)
 	if err != nil {
@@ -114,7 +116,7 @@ func Explain(in Input) (Explanation, error) {
 		}
 	}
 	if v.in.Features.ReadyToStartContainers() || len(in.Sandboxes) > 0 {
-		e.Sandbox = sandbox.Problem(in.Pod, in.Sandboxes)
+		e.Sandbox = sandbox.NeedsNew(in.Pod, in.Sandboxes).Message
 	}
 	return e, nil
 }
@@ -127,7 +129,7 @@ func (e Explanation) String() string {
 	}
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	if e.Phase == v1.PodSucceeded || e.Phase == v1.PodFailed {
+	if accept.Terminal(e.Phase) {
 		line("pod phase is %s: a finished pod is never ready", e.Phase)
 	}
 	if e.StatusesUnknown {

@@ -58,7 +58,7 @@ func TestExplain(t *testing.T) {
 				NotTrueGates: []readiness.GateStatus{
 					{Type: "g-false", Status: v1.ConditionFalse}, {Type: "g-unknown", Status: v1.ConditionUnknown}, {Type: "g-empty", Status: ""},
 				},
-				Sandbox: sandbox.ReasonNotReady,
+				Sandbox: sandbox.MessageNotReady,
 			},
 			text: []string{
 				"sandbox: pod sandbox is not ready",
@@ -106,7 +106,7 @@ func TestExplain(t *testing.T) {
 			name: "no statuses, no sandbox, failed",
 			in:   readiness.Input{Pod: &v1.Pod{Spec: v1.PodSpec{Containers: containers("c")}}, Phase: v1.PodFailed},
 			want: readiness.Explanation{
-				Phase: v1.PodFailed, StatusesUnknown: true, UnknownContainers: []string{"c"}, Sandbox: sandbox.ReasonNoSandbox,
+				Phase: v1.PodFailed, StatusesUnknown: true, UnknownContainers: []string{"c"}, Sandbox: sandbox.MessageNoSandbox,
 			},
 			text: []string{"pod phase is Failed", "no container statuses are known", "sandbox: no pod sandbox exists"},
 		},
@@ -165,12 +165,12 @@ func TestExplainSandboxFollowsFeatures(t *testing.T) {
 	}
 	in.Sandboxes = []sandbox.Status{{Ready: true}}
 	e, _ = readiness.Explain(in)
-	if e.Sandbox != sandbox.ReasonNoIP {
+	if e.Sandbox != sandbox.MessageNoIP {
 		t.Errorf("feature off, sandbox without IP: Sandbox = %q", e.Sandbox)
 	}
 	in.Sandboxes, in.Features = nil, features.Set{}
 	e, _ = readiness.Explain(in)
-	if e.Sandbox != sandbox.ReasonNoSandbox || e.Result.PodReadyToStartContainers.Message != sandbox.ReasonNoSandbox {
+	if e.Sandbox != sandbox.MessageNoSandbox || e.Result.PodReadyToStartContainers.Message != sandbox.MessageNoSandbox {
 		t.Errorf("feature on, no sandboxes: %+v", e)
 	}
 }

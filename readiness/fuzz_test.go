@@ -90,7 +90,7 @@ func FuzzEvaluate(f *testing.F) {
 // engine's own check.
 func malformed(pod *v1.Pod) string {
 	if pod == nil {
-		return "nil"
+		return "Input.Pod: Required value"
 	}
 	seen := map[string]bool{}
 	var names []string
@@ -105,7 +105,7 @@ func malformed(pod *v1.Pod) string {
 	}
 	for _, n := range names {
 		if seen[n] {
-			return "duplicate container name"
+			return "Duplicate value"
 		}
 		seen[n] = true
 	}

@@ -6,6 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/features"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 // ReasonRestartingAllContainers is the reason the kubelet (v1.35 and later, feature
@@ -71,14 +72,14 @@ type PhaseInput struct {
 // kubelet does not give a Terminal static pod a terminal phase).
 //
 // The error is non-nil only for malformed input (a nil Pod, or two containers of one
-// name) and is then an *InputError. Phase never mutates its input.
+// name) and is then a *podstatus.InputError. Phase never mutates its input.
 func Phase(in PhaseInput) (v1.PodPhase, error) {
-	if err := CheckPod(in.Pod); err != nil {
+	if err := kubeletrules.CheckPod(in.Pod, "PhaseInput.Pod"); err != nil {
 		return "", fmt.Errorf("readiness: Phase: %w", err)
 	}
-	p := phaseCounter{in: &in, spec: &in.Pod.Spec}
+	p := phaseCounter{in: &in, spec: &in.Pod.Spec, rules: kubeletrules.Rules{Features: in.Features}}
 	for i := range p.spec.InitContainers {
-		if c := &p.spec.InitContainers[i]; IsSidecar(c, in.Features) {
+		if c := &p.spec.InitContainers[i]; p.rules.IsSidecar(c) {
 			p.sidecar(c)
 		} else {
 			p.initContainer(c)
@@ -92,8 +93,9 @@ func Phase(in PhaseInput) (v1.PodPhase, error) {
 
 // phaseCounter tallies the containers of one pod as the kubelet's getPhase does.
 type phaseCounter struct {
-	in   *PhaseInput
-	spec *v1.PodSpec
+	in    *PhaseInput
+	spec  *v1.PodSpec
+	rules kubeletrules.Rules
 
 	// Regular init containers: not yet complete; failed; failed and not to be restarted.
 	pendingInit, failedInit, failedInitFinal int
@@ -135,11 +137,10 @@ func exited(s *v1.ContainerStatus) *v1.ContainerStateTerminated {
 
 // final reports whether container c, terminated with t, will stay stopped.
 func (p *phaseCounter) final(c *v1.Container, t *v1.ContainerStateTerminated) bool {
-	f := p.in.Features
-	if f.RestartAllContainers() && t.Reason == ReasonRestartingAllContainers {
+	if p.in.Features.RestartAllContainers() && t.Reason == ReasonRestartingAllContainers {
 		return false
 	}
-	return !ContainerShouldRestart(c, p.spec, t.ExitCode, f)
+	return !p.rules.ContainerShouldRestart(c, p.spec, t.ExitCode)
 }
 
 // initContainer counts a regular init container.
@@ -248,74 +249,4 @@ func (p *phaseCounter) phase() v1.PodPhase {
 		return v1.PodFailed
 	}
 	return v1.PodRunning // OnFailure: the failed containers are being restarted
-}
-
-// ContainerShouldRestart reports whether the kubelet restarts container c of a pod with
-// spec after it exited with exitCode, as the kubelet v1.37.0's ContainerShouldRestart
-// does. When c has its own restartPolicy, its restartPolicyRules are tried first (the
-// first matching rule decides: action Restart restarts; RestartAllContainers restarts
-// when that feature is on), then its restartPolicy (Always; OnFailure: exitCode != 0;
-// Never). Otherwise the pod's restartPolicy decides the same way, an empty one meaning
-// Always.
-//
-// f matters only for the RestartAllContainers action. This is the rule with container
-// restart rules on (the default since v1.35); when f.NoContainerRestartRules is set,
-// Phase does not call it for regular containers.
-func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32, f features.Set) bool {
-	if c.RestartPolicy != nil {
-		if rule, ok := MatchRestartRule(c, exitCode); ok {
-			switch rule.Action {
-			case v1.ContainerRestartRuleActionRestart:
-				return true
-			case v1.ContainerRestartRuleActionRestartAllContainers:
-				if f.RestartAllContainers() {
-					return true
-				}
-			}
-		}
-		switch *c.RestartPolicy {
-		case v1.ContainerRestartPolicyAlways:
-			return true
-		case v1.ContainerRestartPolicyOnFailure:
-			return exitCode != 0
-		case v1.ContainerRestartPolicyNever:
-			return false
-		}
-	}
-	switch spec.RestartPolicy {
-	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
-	case v1.RestartPolicyNever:
-		return false
-	}
-	return true
-}
-
-// MatchRestartRule returns the first of c's restartPolicyRules whose exit-code
-// requirement matches exitCode (operator In: exitCode is listed; NotIn: it is not), and
-// whether one matched. Rules without exit codes or with an unknown operator never match.
-func MatchRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
-	for _, r := range c.RestartPolicyRules {
-		if r.ExitCodes == nil {
-			continue
-		}
-		listed := false
-		for _, v := range r.ExitCodes.Values {
-			if v == exitCode {
-				listed = true
-				break
-			}
-		}
-		switch r.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if listed {
-				return r, true
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !listed {
-				return r, true
-			}
-		}
-	}
-	return v1.ContainerRestartRule{}, false
 }

@@ -1,7 +1,6 @@
 package readiness_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -406,38 +405,5 @@ func TestPhaseMalformedInput(t *testing.T) {
 	_, err := readiness.Phase(readiness.PhaseInput{Pod: dup})
 	if err == nil || !strings.Contains(err.Error(), `"a"`) {
 		t.Errorf("duplicate names: error %v", err)
-	}
-}
-
-func TestContainerShouldRestart(t *testing.T) {
-	in := func(op v1.ContainerRestartRuleOnExitCodesOperator, action v1.ContainerRestartRuleAction, codes ...int32) v1.ContainerRestartRule {
-		return v1.ContainerRestartRule{Action: action, ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: op, Values: codes}}
-	}
-	never := phasePolicy(v1.ContainerRestartPolicyNever)
-	cases := []struct {
-		c    v1.Container
-		pod  v1.RestartPolicy
-		exit int32
-		f    features.Set
-		want bool
-	}{
-		{v1.Container{}, "", 1, features.Set{}, true},
-		{v1.Container{}, v1.RestartPolicyOnFailure, 0, features.Set{}, false},
-		{v1.Container{}, v1.RestartPolicyOnFailure, 3, features.Set{}, true},
-		{v1.Container{}, v1.RestartPolicyNever, 3, features.Set{}, false},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 7, features.Set{}, true},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, features.Set{}, false},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpNotIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyAlways, 8, features.Set{}, true},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestartAllContainers, 7)}}, v1.RestartPolicyAlways, 7, features.Set{}, true},
-		{v1.Container{RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestartAllContainers, 7)}}, v1.RestartPolicyAlways, 7,
-			features.Set{NoRestartAllContainers: true}, false},
-		// Rules are read only when the container has its own restartPolicy.
-		{v1.Container{RestartPolicyRules: []v1.ContainerRestartRule{in(v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleActionRestart, 7)}}, v1.RestartPolicyNever, 7, features.Set{}, false},
-	}
-	for i, c := range cases {
-		spec := &v1.PodSpec{RestartPolicy: c.pod}
-		if got := readiness.ContainerShouldRestart(&c.c, spec, c.exit, c.f); got != c.want {
-			t.Errorf("case %d (%s): %v, want %v", i, fmt.Sprint(c.c.RestartPolicyRules), got, c.want)
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/readiness/readinesstest"
@@ -280,7 +281,7 @@ func TestPropertyIrrelevantAdditions(t *testing.T) {
 		more.Conditions = append(more.Conditions, cond("zz.example.com/unrelated", v1.ConditionFalse, "", ""))
 		// A later condition of a gate's type counts only when there is no earlier one.
 		for _, g := range in.Pod.Spec.ReadinessGates {
-			if findCond(in.Conditions, g.ConditionType) != nil && rapid.Bool().Draw(t, "duplicateGate") {
+			if conditions.Get(in.Conditions, g.ConditionType) != nil && rapid.Bool().Draw(t, "duplicateGate") {
 				more.Conditions = append(more.Conditions, cond(g.ConditionType, v1.ConditionUnknown, "", ""))
 			}
 		}
@@ -345,13 +346,13 @@ func TestPropertyApply(t *testing.T) {
 			s.Conditions[i].LastTransitionTime = at(i)
 		}
 		old := s.DeepCopy()
-		readiness.Apply(&s, r, at(30))
+		apply(t, &s, r, at(30))
 		for _, want := range r.Conditions() {
-			got := findCond(s.Conditions, want.Type)
+			got := conditions.Get(s.Conditions, want.Type)
 			if got == nil {
 				t.Fatalf("%s not written", want.Type)
 			}
-			prev := findCond(old.Conditions, want.Type)
+			prev := conditions.Get(old.Conditions, want.Type)
 			// Evaluate never says True in a terminal phase, so nothing is forced here.
 			if got.Status != want.Status || got.Reason != want.Reason || got.Message != want.Message {
 				t.Fatalf("%s = %+v, want %+v", want.Type, got, want)
@@ -366,13 +367,13 @@ func TestPropertyApply(t *testing.T) {
 		}
 		if p := in.Phase; p == v1.PodSucceeded || p == v1.PodFailed {
 			for _, ct := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-				if findCond(s.Conditions, ct).Status == v1.ConditionTrue {
+				if conditions.Get(s.Conditions, ct).Status == v1.ConditionTrue {
 					t.Fatalf("terminal phase %s left %s True", p, ct)
 				}
 			}
 		}
 		again := s.DeepCopy()
-		if readiness.Apply(&s, r, at(45)) {
+		if apply(t, &s, r, at(45)) {
 			t.Fatalf("applying the same result again reported a change")
 		}
 		if diff := cmp.Diff(again, &s); diff != "" {
@@ -390,15 +391,6 @@ func hasStatus(list []v1.ContainerStatus, name string) bool {
 	return false
 }
 
-func findCond(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
 // TestPropertySandboxMatchesNeedsNew: PodReadyToStartContainers is sandbox.NeedsNew's
 // verdict, for any sandboxes.
 func TestPropertySandboxMatchesNeedsNew(t *testing.T) {
@@ -407,7 +399,7 @@ func TestPropertySandboxMatchesNeedsNew(t *testing.T) {
 		sb := readinesstest.Sandboxes(pod).Draw(t, "sandboxes")
 		r := evaluate2(t, readiness.Input{Pod: pod, Sandboxes: sb})
 		d := sandbox.NeedsNew(pod, sb)
-		if (r.PodReadyToStartContainers.Status == v1.ConditionTrue) == d.Create || r.PodReadyToStartContainers.Message != d.Reason {
+		if (r.PodReadyToStartContainers.Status == v1.ConditionTrue) == d.Create || r.PodReadyToStartContainers.Message != d.Message {
 			t.Fatalf("condition %+v, decision %+v", r.PodReadyToStartContainers, d)
 		}
 	})

@@ -27,7 +27,7 @@ func Example_readinessGate() {
 		Sandboxes:  []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
 	})
 	if err != nil {
-		panic(err) // only for malformed input (a *readiness.InputError): nil pod, duplicate container names
+		panic(err) // only for malformed input (a *podstatus.InputError): nil pod, duplicate container names
 	}
 	fmt.Println(r.ContainersReady.Status, r.Ready.Status, r.Ready.Reason)
 	fmt.Println(r.Ready.Message)

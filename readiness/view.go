@@ -1,11 +1,10 @@
 package readiness
 
 import (
-	"strconv"
-
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 // view is the read-only lens both Evaluate and Explain look through: the kubelet's
@@ -17,7 +16,7 @@ type view struct {
 }
 
 func newView(in *Input) (view, error) {
-	if err := CheckPod(in.Pod); err != nil {
+	if err := kubeletrules.CheckPod(in.Pod, "Input.Pod"); err != nil {
 		return view{}, err
 	}
 	// append(init, regular...) is nil exactly when init is nil and regular is empty.
@@ -29,26 +28,22 @@ func newView(in *Input) (view, error) {
 // GetContainerStatus does on the joined list; nil when there is none.
 func (v *view) status(name string) *v1.ContainerStatus {
 	for i := range v.in.InitContainerStatuses {
-		if sameName(v.in.InitContainerStatuses[i].Name, name) {
+		if kubeletrules.SameName(v.in.InitContainerStatuses[i].Name, name) {
 			return &v.in.InitContainerStatuses[i]
 		}
 	}
 	for i := range v.in.ContainerStatuses {
-		if sameName(v.in.ContainerStatuses[i].Name, name) {
+		if kubeletrules.SameName(v.in.ContainerStatuses[i].Name, name) {
 			return &v.in.ContainerStatuses[i]
 		}
 	}
 	return nil
 }
 
-// sameName is a == b. Container names of one pod usually differ in length or in their
-// last byte ("app-0", "app-1"), so those are compared before the bytes.
-func sameName(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
-}
-
 // sidecar reports whether init container c is a restartable init container (sidecar).
-func (v *view) sidecar(c *v1.Container) bool { return IsSidecar(c, v.in.Features) }
+func (v *view) sidecar(c *v1.Container) bool {
+	return kubeletrules.Rules{Features: v.in.Features}.IsSidecar(c)
+}
 
 // anyRegularStarted reports whether some status, in either list, names a regular container
 // and is running or terminated (the kubelet's HasAnyRegularContainerStarted).
@@ -102,54 +97,4 @@ func (v *view) oldInitializedTrue() bool {
 // gate returns the condition a readiness gate reads (first of its type), or nil.
 func (v *view) gate(t v1.PodConditionType) *v1.PodCondition {
 	return conditions.Get(v.in.Conditions, t)
-}
-
-// CheckPod returns an *InputError when pod cannot be evaluated: it is nil, or two of its
-// containers (init, regular or ephemeral) share a name. The API server never accepts such
-// a pod, and every name-keyed lookup would be ambiguous. Evaluate, Explain, Phase and
-// podstate.Generate all check their pod with it. Small specs are checked without
-// allocating.
-func CheckPod(pod *v1.Pod) error {
-	if pod == nil {
-		return &InputError{Field: "Pod", Problem: "missing (nil)"}
-	}
-	if name, dup := duplicateName(&pod.Spec); dup {
-		return &InputError{Namespace: pod.Namespace, Name: pod.Name, Field: "Pod.Spec", Problem: "duplicate container name " + strconv.Quote(name)}
-	}
-	return nil
-}
-
-// duplicateName returns a container name that two containers of spec share, if any.
-func duplicateName(spec *v1.PodSpec) (string, bool) {
-	n := len(spec.InitContainers) + len(spec.Containers) + len(spec.EphemeralContainers)
-	name := func(i int) string {
-		if i < len(spec.InitContainers) {
-			return spec.InitContainers[i].Name
-		}
-		i -= len(spec.InitContainers)
-		if i < len(spec.Containers) {
-			return spec.Containers[i].Name
-		}
-		return spec.EphemeralContainers[i-len(spec.Containers)].Name
-	}
-	if n <= 32 {
-		for i := 0; i < n; i++ {
-			a := name(i)
-			for j := i + 1; j < n; j++ {
-				if sameName(name(j), a) {
-					return a, true
-				}
-			}
-		}
-		return "", false
-	}
-	seen := make(map[string]struct{}, n)
-	for i := 0; i < n; i++ {
-		a := name(i)
-		if _, dup := seen[a]; dup {
-			return a, true
-		}
-		seen[a] = struct{}{}
-	}
-	return "", false
 }

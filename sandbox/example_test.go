@@ -15,7 +15,7 @@ func ExampleNeedsNew() {
 		{ID: "sb-2", Attempt: 2, Ready: false, IP: "10.1.0.7"},
 		{ID: "sb-1", Attempt: 1, Ready: false},
 	})
-	fmt.Printf("create=%v attempt=%d replaces=%s: %s\n", d.Create, d.Attempt, d.SandboxID, d.Reason)
+	fmt.Printf("create=%v attempt=%d replaces=%s: %s\n", d.Create, d.Attempt, d.SandboxID, d.Message)
 
 	d = sandbox.NeedsNew(pod, []sandbox.Status{{ID: "sb-3", Attempt: 3, Ready: true, IP: "10.1.0.8"}})
 	fmt.Printf("create=%v attempt=%d current=%s\n", d.Create, d.Attempt, d.SandboxID)

@@ -30,19 +30,21 @@ type Status struct {
 	NoNetworkStatus bool
 }
 
-// The reasons NeedsNew gives, identical to the kubelet v1.37.0's messages.
+// The messages NeedsNew gives for why a new sandbox is needed, identical to the kubelet
+// v1.37.0's PodSandboxNotReadyMsg constants (pkg/kubelet/types/constants.go). The
+// readiness engine writes them as the Message of a False PodReadyToStartContainers.
 const (
-	// ReasonNoSandbox: the runtime reports no sandbox for the pod.
-	ReasonNoSandbox = "no pod sandbox exists"
-	// ReasonMultipleReady: more than one sandbox is ready.
-	ReasonMultipleReady = "multiple pod sandboxes are ready and need to be reconciled"
-	// ReasonNotReady: the newest sandbox is not ready.
-	ReasonNotReady = "pod sandbox is not ready"
-	// ReasonNetworkNamespaceChanged: the sandbox's network namespace mode does not match
+	// MessageNoSandbox: the runtime reports no sandbox for the pod.
+	MessageNoSandbox = "no pod sandbox exists"
+	// MessageMultipleReady: more than one sandbox is ready.
+	MessageMultipleReady = "multiple pod sandboxes are ready and need to be reconciled"
+	// MessageNotReady: the newest sandbox is not ready.
+	MessageNotReady = "pod sandbox is not ready"
+	// MessageNetworkNamespaceChanged: the sandbox's network namespace mode does not match
 	// the pod's spec.hostNetwork.
-	ReasonNetworkNamespaceChanged = "network namespace mode changed and sandbox needs to be recreated"
-	// ReasonNoIP: a pod-network sandbox has a network status without an IP.
-	ReasonNoIP = "pod sandbox has no IP address"
+	MessageNetworkNamespaceChanged = "network namespace mode changed and sandbox needs to be recreated"
+	// MessageNoIP: a pod-network sandbox has a network status without an IP.
+	MessageNoIP = "pod sandbox has no IP address"
 )
 
 // Decision is the outcome of NeedsNew.
@@ -56,44 +58,43 @@ type Decision struct {
 	// is needed, the one to replace otherwise. It is empty when there is no sandbox and,
 	// as in the kubelet, when the network namespace mode changed.
 	SandboxID string
-	// Reason says why a new sandbox is needed, one of the Reason constants; "" when none is.
-	Reason string
+	// Message says why a new sandbox is needed, one of the Message constants; "" when
+	// none is.
+	Message string
 }
 
 // NeedsNew decides, as the kubelet's PodSandboxChanged does, whether pod needs a new
 // sandbox given the runtime's sandboxes, newest first. The checks, in order: no sandbox;
 // more than one ready; the newest not ready; the newest's network namespace mode differs
 // from spec.hostNetwork; a pod-network sandbox with a network status but no IP. A nil pod
-// is treated as a pod-network pod.
+// is treated as a pod-network pod. NeedsNew does not allocate.
 func NeedsNew(pod *v1.Pod, sandboxes []Status) Decision {
-	reason := Problem(pod, sandboxes)
+	msg := problem(pod, sandboxes)
 	if len(sandboxes) == 0 {
-		return Decision{Create: true, Reason: reason}
+		return Decision{Create: true, Message: msg}
 	}
 	newest := &sandboxes[0]
-	switch reason {
+	switch msg {
 	case "":
 		return Decision{Attempt: newest.Attempt, SandboxID: newest.ID}
-	case ReasonNetworkNamespaceChanged:
+	case MessageNetworkNamespaceChanged:
 		// The kubelet names no sandbox here: the old one is not reused in any way.
-		return Decision{Create: true, Attempt: newest.Attempt + 1, Reason: reason}
+		return Decision{Create: true, Attempt: newest.Attempt + 1, Message: msg}
 	}
-	return Decision{Create: true, Attempt: newest.Attempt + 1, SandboxID: newest.ID, Reason: reason}
+	return Decision{Create: true, Attempt: newest.Attempt + 1, SandboxID: newest.ID, Message: msg}
 }
 
-// Problem returns why pod needs a new sandbox — one of the Reason constants, in the order
-// NeedsNew checks them — or "" when the newest sandbox serves. It is NeedsNew without the
-// attempt and sandbox bookkeeping, for callers (the readiness engine) that only need the
-// verdict; it does not allocate.
-func Problem(pod *v1.Pod, sandboxes []Status) string {
+// problem returns why pod needs a new sandbox, one of the Message constants in the order
+// NeedsNew checks them, or "" when the newest sandbox serves.
+func problem(pod *v1.Pod, sandboxes []Status) string {
 	if len(sandboxes) == 0 {
-		return ReasonNoSandbox
+		return MessageNoSandbox
 	}
 	newest := &sandboxes[0]
 	if newest.Ready {
 		for i := 1; i < len(sandboxes); i++ {
 			if sandboxes[i].Ready {
-				return ReasonMultipleReady
+				return MessageMultipleReady
 			}
 		}
 	} else {
@@ -105,16 +106,16 @@ func Problem(pod *v1.Pod, sandboxes []Status) string {
 			}
 		}
 		if ready > 1 {
-			return ReasonMultipleReady
+			return MessageMultipleReady
 		}
-		return ReasonNotReady
+		return MessageNotReady
 	}
 	hostNetwork := pod != nil && pod.Spec.HostNetwork
 	switch {
 	case newest.HostNetwork != hostNetwork:
-		return ReasonNetworkNamespaceChanged
+		return MessageNetworkNamespaceChanged
 	case !hostNetwork && !newest.NoNetworkStatus && newest.IP == "":
-		return ReasonNoIP
+		return MessageNoIP
 	}
 	return ""
 }

@@ -110,7 +110,7 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 
 // updateLocked is the kubelet's updateStatusInternal: it validates s against the previous
 // status (a rejection is a *TransitionError), fixes its timestamps with the rule
-// podstate.Input.Stamp applies too, and caches it as a new version unless it equals the
+// podstate.Stamp applies too, and caches it as a new version unless it equals the
 // cached status on every kubelet-owned field (force overrides that). s must be the
 // caller's own copy. e may be nil (first status of the pod). changed reports a new
 // version that differs from the cached status on a kubelet-owned field (what

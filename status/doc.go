@@ -40,7 +40,7 @@
 //
 // Where the kubelet only logs, the Manager returns errors, wrapped as "status: <Method>:
 // ...": SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup return
-// a *TransitionError for a rejected container transition and a *readiness.InputError for
+// a *TransitionError for a rejected container transition and a *podstatus.InputError for
 // a pod they cannot write; SetContainerReadiness and SetContainerStartup return
 // ErrPodNotFound or ErrContainerNotFound for an update about an unknown pod or container;
 // Sync returns one wrapped error per failed pod; Run returns ctx.Err() once ctx is done.

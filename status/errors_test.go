@@ -7,7 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus"
 )
 
 // TestContainerUpdateErrors: where the kubelet logs and drops a readiness or startup
@@ -44,7 +44,7 @@ func TestContainerUpdateErrors(t *testing.T) {
 	}
 }
 
-// TestPodInputErrors: a pod the Manager cannot write is a *readiness.InputError, wrapped
+// TestPodInputErrors: a pod the Manager cannot write is a *podstatus.InputError, wrapped
 // with the method's name.
 func TestPodInputErrors(t *testing.T) {
 	m, _ := mgrNewCache(t, Options{})
@@ -56,12 +56,12 @@ func TestPodInputErrors(t *testing.T) {
 		field string
 	}{
 		{"SetPodStatus", m.SetPodStatus(nil, v1.PodStatus{}), "pod"},
-		{"SetPodStatus", m.SetPodStatus(noUID, v1.PodStatus{}), "metadata.uid"},
-		{"TerminatePod", m.TerminatePod(noUID), "metadata.uid"},
+		{"SetPodStatus", m.SetPodStatus(noUID, v1.PodStatus{}), "pod.UID"},
+		{"TerminatePod", m.TerminatePod(noUID), "pod.UID"},
 	} {
-		var ie *readiness.InputError
-		if !errors.As(tc.err, &ie) || ie.Field != tc.field || !strings.HasPrefix(tc.err.Error(), "status: "+tc.name+": ") {
-			t.Errorf("%s: error %v, want a *readiness.InputError on %s wrapped as status: %s: ...", tc.name, tc.err, tc.field, tc.name)
+		var ie *podstatus.InputError
+		if !errors.As(tc.err, &ie) || len(ie.Errs) != 1 || ie.Errs[0].Field != tc.field || !strings.HasPrefix(tc.err.Error(), "status: "+tc.name+": ") {
+			t.Errorf("%s: error %v, want a *podstatus.InputError on %s wrapped as status: %s: ...", tc.name, tc.err, tc.field, tc.name)
 		}
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/readiness"
@@ -82,7 +84,7 @@ func NewManager(c Client, opts Options) *Manager {
 // A terminal phase is final: once the cached status or pod.Status has one, a status with a
 // non-terminal phase keeps it.
 //
-// The error is non-nil when pod is nil or has no UID or name (a *readiness.InputError),
+// The error is non-nil when pod is nil or has no UID or name (a *podstatus.InputError),
 // or when s moves a terminated container back to a non-terminated state its restart
 // policy does not allow (a *TransitionError); the status is then discarded.
 // Manager keeps a reference to pod: do not modify it afterwards (informer objects are
@@ -141,7 +143,7 @@ func reportsGate(pod *v1.Pod, conds []v1.PodCondition) bool {
 // Where the kubelet logs and drops the update, it returns an error: one wrapping
 // ErrPodNotFound when the pod has no cached status, ErrContainerNotFound when no
 // container status has that ID, a *TransitionError when the resulting status is
-// rejected, and a *readiness.InputError when the cached pod cannot be evaluated.
+// rejected, and a *podstatus.InputError when the cached pod cannot be evaluated.
 //
 // Readiness-gate conditions are read from whichever reached the Manager last: the
 // conditions of the last SetPodStatus that reported a gate, or the newest server copy of
@@ -420,15 +422,15 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 }
 
 // checkPod rejects a pod the Manager cannot write: nil, or without UID or name. The
-// error is a *readiness.InputError.
+// error is a *podstatus.InputError.
 func checkPod(pod *v1.Pod) error {
 	switch {
 	case pod == nil:
-		return &readiness.InputError{Field: "pod", Problem: "missing (nil)"}
+		return &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("pod"), "")}}
 	case pod.UID == "":
-		return &readiness.InputError{Namespace: pod.Namespace, Name: pod.Name, Field: "metadata.uid", Problem: "empty"}
+		return &podstatus.InputError{Pod: pod.Namespace + "/" + pod.Name, Errs: field.ErrorList{field.Required(field.NewPath("pod", "UID"), "")}}
 	case pod.Name == "":
-		return &readiness.InputError{Namespace: pod.Namespace, Field: "metadata.name", Problem: "empty (uid " + string(pod.UID) + ")"}
+		return &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("pod", "Name"), "uid "+string(pod.UID))}}
 	}
 	return nil
 }

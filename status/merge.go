@@ -5,11 +5,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/internal/accept"
-	"github.com/podstatus/podstatus/readiness"
 )
 
 // MergeOptions configures Merge. Its zero value merges as the Manager does: with the
@@ -18,7 +19,7 @@ import (
 type MergeOptions struct {
 	// Now is the time given to the conditions that transition during the merge (the
 	// terminal Ready/ContainersReady override, a new DisruptionTarget). Required: the
-	// package never reads the wall clock, and Merge returns an *readiness.InputError
+	// package never reads the wall clock, and Merge returns a *podstatus.InputError
 	// for a zero Now. It is truncated to whole seconds.
 	Now metav1.Time
 	// Features selects version-dependent behaviour (which condition types the kubelet
@@ -62,14 +63,14 @@ type MergeOptions struct {
 // (kubernetes#119514); opts.UpstreamTerminalPhase and opts.UpstreamTransitionTimes turn
 // these off. Neither input is modified.
 //
-// The error is an *readiness.InputError when server is nil or opts.Now is zero.
+// The error is a *podstatus.InputError when server is nil or opts.Now is zero.
 func Merge(server *v1.Pod, kubelet v1.PodStatus, opts MergeOptions) (v1.PodStatus, error) {
 	switch {
 	case server == nil:
-		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &readiness.InputError{Field: "server", Problem: "missing (nil)"})
+		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("server"), "")}})
 	case opts.Now.IsZero():
-		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &readiness.InputError{
-			Namespace: server.Namespace, Name: server.Name, Field: "MergeOptions.Now", Problem: "zero (the time must be given)"})
+		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &podstatus.InputError{Pod: server.Namespace + "/" + server.Name,
+			Errs: field.ErrorList{field.Required(field.NewPath("MergeOptions", "Now"), "the time must be given")}})
 	}
 	cfg := mergeConfig{
 		now: opts.Now.Rfc3339Copy(), features: opts.Features, generation: server.Generation, hasGeneration: true,
@@ -128,11 +129,11 @@ func merge(server *v1.PodStatus, out v1.PodStatus, couldRun bool, cfg *mergeConf
 }
 
 // forceTerminal forces Ready and ContainersReady False in a terminal phase with
-// readiness.ForceTerminal (the kubelet's rule); their observedGeneration is then the
+// accept.ForceTerminal (the kubelet's rule); their observedGeneration is then the
 // one the kubelet computes from the pod's generation, when the merge knows it.
 // out.Conditions is owned by the caller.
 func forceTerminal(out *v1.PodStatus, server *v1.PodStatus, cfg *mergeConfig) {
-	if !readiness.ForceTerminal(out, cfg.now) || !cfg.hasGeneration {
+	if !accept.ForceTerminal(out, cfg.now) || !cfg.hasGeneration {
 		return
 	}
 	for _, t := range [...]v1.PodConditionType{v1.ContainersReady, v1.PodReady} {

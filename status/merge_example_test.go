@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/status"
 )
 
@@ -29,8 +29,8 @@ func ExampleMerge() {
 	fmt.Println(upstream.Phase)
 
 	_, err = status.Merge(server, kubelet, status.MergeOptions{})
-	var ie *readiness.InputError
-	fmt.Println(errors.As(err, &ie), ie.Field)
+	var ie *podstatus.InputError
+	fmt.Println(errors.As(err, &ie), ie.Errs[0].Field)
 	// Output:
 	// Succeeded 2 <nil>
 	// Running

@@ -9,9 +9,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/accept"
-	"github.com/podstatus/podstatus/readiness"
 )
 
 // mgrMergeBase is the upstream tests' getPodStatus().
@@ -258,16 +258,16 @@ func mustMerge(t *testing.T, server, kubelet v1.PodStatus, opts MergeOptions) v1
 // TestMergeInputErrors: a nil pod and a zero time are input errors, not a wall-clock
 // fallback.
 func TestMergeInputErrors(t *testing.T) {
-	var ie *readiness.InputError
-	if _, err := Merge(nil, v1.PodStatus{}, MergeOptions{Now: metav1.NewTime(mgrT0)}); !errors.As(err, &ie) || ie.Field != "server" {
+	var ie *podstatus.InputError
+	if _, err := Merge(nil, v1.PodStatus{}, MergeOptions{Now: metav1.NewTime(mgrT0)}); !errors.As(err, &ie) || ie.Errs[0].Field != "server" {
 		t.Errorf("nil pod: %v", err)
 	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	_, err := Merge(pod, v1.PodStatus{}, MergeOptions{})
-	if !errors.As(err, &ie) || ie.Field != "MergeOptions.Now" || ie.Name != "p" {
+	if !errors.As(err, &ie) || ie.Errs[0].Field != "MergeOptions.Now" || ie.Pod != "ns/p" {
 		t.Errorf("zero Now: %v", err)
 	}
-	if want := "status: Merge: pod ns/p: MergeOptions.Now: zero (the time must be given)"; err == nil || err.Error() != want {
+	if want := "status: Merge: pod ns/p: MergeOptions.Now: Required value: the time must be given"; err == nil || err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 }

@@ -27,7 +27,7 @@ type SyncPodInput struct {
 	// Facts are the runtime's facts about the pod, as podstate.Generate reads them.
 	// Facts.Pod is required: the newest copy of the pod the caller has from the API server
 	// (an informer's). SyncPod fills in the rest of what Generate needs from the Manager:
-	// the previous status is the cached one (Facts.Previous is ignored), and the feature
+	// the previous status is the cached one (Facts.OldStatus is ignored), and the feature
 	// set is Options.Features (Facts.Features is ignored), so the status the Manager
 	// accepts and the status Generate builds follow one Kubernetes version.
 	Facts podstate.Input
@@ -73,7 +73,7 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 
 	facts := in.Facts
 	facts.Features = m.opts.Features
-	facts.Previous = nil
+	facts.OldStatus = nil
 	var finished bool
 	m.mu.Lock()
 	if e := m.pods[pod.UID]; e != nil {
@@ -85,7 +85,7 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 		if e.hasStatus {
 			// e.status is replaced, never modified in place, and Generate only reads it.
 			prev := e.status
-			facts.Previous = &prev
+			facts.OldStatus = &prev
 		}
 		finished = e.finished
 	}

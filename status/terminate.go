@@ -4,11 +4,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podstatus/podstatus/features"
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 // exitCodeUnknown is the exit code TerminatePod gives a container it could not see
-// terminate (SIGKILL), with reason readiness.ReasonContainerStatusUnknown.
+// terminate (SIGKILL), with reason kubeletrules.ReasonContainerStatusUnknown.
 const exitCodeUnknown = 137
 
 // terminatedStatus returns the status TerminatePod writes for the pod: every container
@@ -22,7 +22,7 @@ const exitCodeUnknown = 137
 func terminatedStatus(pod *v1.Pod, base *v1.PodStatus, f features.Set) v1.PodStatus {
 	s := *base.DeepCopy()
 	unknown := v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-		ExitCode: exitCodeUnknown, Reason: readiness.ReasonContainerStatusUnknown, Message: readiness.MessageContainerNotLocated,
+		ExitCode: exitCodeUnknown, Reason: kubeletrules.ReasonContainerStatusUnknown, Message: kubeletrules.MessageContainerNotLocated,
 	}}
 	if podInitialized(pod, f) {
 		for i := range s.ContainerStatuses {
@@ -61,7 +61,7 @@ func podInitialized(pod *v1.Pod, f features.Set) bool {
 	if l > len(pod.Spec.InitContainers) || pod.Spec.InitContainers[l-1].Name != last.Name {
 		return false
 	}
-	if readiness.IsSidecar(&pod.Spec.InitContainers[l-1], f) {
+	if (kubeletrules.Rules{Features: f}).IsSidecar(&pod.Spec.InitContainers[l-1]) {
 		return last.State.Running != nil && last.Started != nil && *last.Started
 	}
 	for _, t := range []*v1.ContainerStateTerminated{last.LastTerminationState.Terminated, last.State.Terminated} {

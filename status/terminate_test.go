@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 func mgrTerminated(code int32) v1.ContainerState {
@@ -18,7 +18,7 @@ func mgrWaiting() v1.ContainerState { return v1.ContainerState{Waiting: &v1.Cont
 func mgrRunning() v1.ContainerState { return v1.ContainerState{Running: &v1.ContainerStateRunning{}} }
 
 var mgrUnknown = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
-	ExitCode: 137, Reason: readiness.ReasonContainerStatusUnknown, Message: readiness.MessageContainerNotLocated,
+	ExitCode: 137, Reason: kubeletrules.ReasonContainerStatusUnknown, Message: kubeletrules.MessageContainerNotLocated,
 }}
 
 func TestTerminatePod(t *testing.T) {

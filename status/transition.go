@@ -6,7 +6,7 @@ import (
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/features"
-	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
 
 // serverTransitionTimes is the fix for kubernetes#119514, applied to a merged status just
@@ -108,7 +108,7 @@ func checkTransitions(pod *v1.Pod, old, s *v1.PodStatus, f features.Set) error {
 	if spec.RestartPolicy == v1.RestartPolicyAlways {
 		return nil
 	}
-	if f.RestartAllContainers() && readiness.CouldRestartAllContainers(spec) {
+	if f.RestartAllContainers() && kubeletrules.CouldRestartAllContainers(spec) {
 		return nil
 	}
 	for _, o := range old.ContainerStatuses {
@@ -125,7 +125,7 @@ func checkTransitions(pod *v1.Pod, old, s *v1.PodStatus, f features.Set) error {
 		if i >= len(spec.InitContainers) || spec.InitContainers[i].Name != o.Name {
 			return &TransitionError{Pod: ref, Container: o.Name, Init: true, SpecMismatch: true}
 		}
-		if readiness.IsSidecar(&spec.InitContainers[i], f) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
+		if (kubeletrules.Rules{Features: f}).IsSidecar(&spec.InitContainers[i]) || o.State.Terminated == nil || mayRestart(spec.InitContainers, spec, o, f) {
 			continue
 		}
 		for _, n := range s.InitContainerStatuses {
@@ -149,7 +149,7 @@ func mayRestart(containers []v1.Container, spec *v1.PodSpec, o v1.ContainerStatu
 		return false
 	}
 	for i := range containers {
-		if containers[i].Name == o.Name && readiness.ContainerShouldRestart(&containers[i], spec, code, f) {
+		if containers[i].Name == o.Name && (kubeletrules.Rules{Features: f}).ContainerShouldRestart(&containers[i], spec, code) {
 			return true
 		}
 	}

@@ -1,5 +1,6 @@
 // Package accept holds the rules the kubelet's status manager applies when it accepts a
-// status (pkg/kubelet/status/status_manager.go, updateStatusInternal), and the rule that a
+// status (pkg/kubelet/status/status_manager.go, updateStatusInternal) or merges it with
+// the server's (mergePodStatus: a finished pod is never ready), and the rule that a
 // terminal phase is final (pkg/kubelet/kubelet_pods.go, generateAPIPodStatus). They are
 // written once here and used by status.Manager and podstate, so that a status stamped
 // without a manager is the status the Manager would cache.
@@ -124,4 +125,41 @@ func TransitionTime(old []v1.PodCondition, t v1.PodConditionType, s v1.Condition
 		return p.LastTransitionTime
 	}
 	return now
+}
+
+// Reasons ForceTerminal writes; readiness exports them as ReasonPodCompleted and
+// ReasonPodFailed (its tests check that they agree).
+const (
+	reasonPodCompleted = "PodCompleted"
+	reasonPodFailed    = "PodFailed"
+)
+
+// ForceTerminal makes Ready and ContainersReady False in a terminal phase, as the
+// kubelet's mergePodStatus does: when s.Phase is Succeeded or Failed and either condition
+// is True, ContainersReady and then Ready are set False with reason PodCompleted or
+// PodFailed (replaced in place or appended, lastTransitionTime now). It reports whether
+// s changed; outside a terminal phase it does nothing.
+func ForceTerminal(s *v1.PodStatus, now metav1.Time) bool {
+	var reason string
+	switch s.Phase {
+	case v1.PodSucceeded:
+		reason = reasonPodCompleted
+	case v1.PodFailed:
+		reason = reasonPodFailed
+	default:
+		return false
+	}
+	ready := conditions.Get(s.Conditions, v1.PodReady)
+	cr := conditions.Get(s.Conditions, v1.ContainersReady)
+	if (ready == nil || ready.Status != v1.ConditionTrue) && (cr == nil || cr.Status != v1.ConditionTrue) {
+		return false
+	}
+	for _, t := range []v1.PodConditionType{v1.ContainersReady, v1.PodReady} {
+		c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason}
+		if old := conditions.Get(s.Conditions, t); old != nil {
+			c.ObservedGeneration = old.ObservedGeneration
+		}
+		s.Conditions, _ = SetCondition(s.Conditions, c, now)
+	}
+	return true
 }

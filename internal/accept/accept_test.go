@@ -144,3 +144,49 @@ func TestTransitionTime(t *testing.T) {
 }
 
 func at(mm int) metav1.Time { return metav1.NewTime(time.Date(2026, 1, 1, 0, mm, 0, 0, time.UTC)) }
+
+func TestForceTerminal(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  v1.PodStatus
+		changed bool
+		want    []v1.PodCondition
+	}{
+		{"running is left alone",
+			v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{pc(v1.PodReady, v1.ConditionTrue, "", "", at(0))}},
+			false, []v1.PodCondition{pc(v1.PodReady, v1.ConditionTrue, "", "", at(0))}},
+		{"already false is left alone",
+			v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{pc(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", "m", at(0))}},
+			false, []v1.PodCondition{pc(v1.PodReady, v1.ConditionFalse, "ContainersNotReady", "m", at(0))}},
+		{"ready true only: both forced, containers ready appended",
+			v1.PodStatus{Phase: v1.PodSucceeded, Conditions: []v1.PodCondition{
+				{Type: v1.PodReady, Status: v1.ConditionTrue, ObservedGeneration: 3, LastTransitionTime: at(0)}}},
+			true, []v1.PodCondition{
+				{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodCompleted", ObservedGeneration: 3, LastTransitionTime: at(1)},
+				{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: at(1)},
+			}},
+		{"containers ready true, ready false: ready keeps its time",
+			v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{
+				pc(v1.ContainersReady, v1.ConditionTrue, "", "", at(0)),
+				pc(v1.PodReady, v1.ConditionFalse, "ReadinessGatesNotReady", "m", at(0))}},
+			true, []v1.PodCondition{
+				pc(v1.ContainersReady, v1.ConditionFalse, "PodFailed", "", at(1)),
+				pc(v1.PodReady, v1.ConditionFalse, "PodFailed", "", at(0)),
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.status
+			if got := ForceTerminal(&s, at(1)); got != c.changed {
+				t.Errorf("ForceTerminal = %v, want %v", got, c.changed)
+			}
+			if diff := cmp.Diff(c.want, s.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func pc(t v1.PodConditionType, s v1.ConditionStatus, reason, message string, ltt metav1.Time) v1.PodCondition {
+	return v1.PodCondition{Type: t, Status: s, Reason: reason, Message: message, LastTransitionTime: ltt}
+}

@@ -49,7 +49,7 @@ func CheckInvariants(t TB, in readiness.Input, r readiness.Result) {
 //     and so does Initialized if there are init containers;
 //   - a pod without init containers is Initialized;
 //   - PodReadyToStartContainers is True exactly when sandbox.NeedsNew says no new sandbox
-//     is needed, and its message is NeedsNew's reason;
+//     is needed, and its message is NeedsNew's message;
 //   - every observedGeneration follows the kubelet's rule: the pod's generation with
 //     observedGeneration tracking on; otherwise the generation only if the old status has
 //     a condition of that type with a non-zero observedGeneration, else 0.
@@ -149,10 +149,10 @@ func Invariants(in readiness.Input, r readiness.Result) error {
 		d := sandbox.NeedsNew(in.Pod, in.Sandboxes)
 		p := r.PodReadyToStartContainers
 		if (p.Status == v1.ConditionTrue) == d.Create {
-			fail("PodReadyToStartContainers is %q but a new sandbox needed is %v (%s)", p.Status, d.Create, d.Reason)
+			fail("PodReadyToStartContainers is %q but a new sandbox needed is %v (%s)", p.Status, d.Create, d.Message)
 		}
-		if f.SandboxDiagnostics() && d.Create && (p.Reason != readiness.ReasonPodSandboxNotReady || p.Message != d.Reason) {
-			fail("PodReadyToStartContainers says %q/%q, want %q/%q", p.Reason, p.Message, readiness.ReasonPodSandboxNotReady, d.Reason)
+		if f.SandboxDiagnostics() && d.Create && (p.Reason != readiness.ReasonPodSandboxNotReady || p.Message != d.Message) {
+			fail("PodReadyToStartContainers says %q/%q, want %q/%q", p.Reason, p.Message, readiness.ReasonPodSandboxNotReady, d.Message)
 		}
 		if !f.SandboxDiagnostics() && (p.Reason != "" || p.Message != "") {
 			fail("sandbox diagnostics are off but PodReadyToStartContainers says %q/%q", p.Reason, p.Message)

@@ -37,7 +37,7 @@ const (
 	FaultMissingGate FaultKind = "MissingGate"
 	// FaultGateNotTrue: a readiness gate's condition is False, Unknown or "" (Fault.Status).
 	FaultGateNotTrue FaultKind = "GateNotTrue"
-	// FaultSandbox: the sandboxes need replacing; Fault.Sandbox is the sandbox.Reason
+	// FaultSandbox: the sandboxes need replacing; Fault.Sandbox is the sandbox.Message
 	// constant that says why. It holds only PodReadyToStartContainers.
 	FaultSandbox FaultKind = "Sandbox"
 	// FaultTerminalPhase: the phase is Succeeded or Failed (Fault.Phase).
@@ -56,7 +56,7 @@ type Fault struct {
 	Gate v1.PodConditionType
 	// Status is the gate condition's status, for FaultGateNotTrue.
 	Status v1.ConditionStatus
-	// Sandbox is the sandbox.Reason constant, for FaultSandbox.
+	// Sandbox is the sandbox.Message constant, for FaultSandbox.
 	Sandbox string
 	// Phase is the terminal phase, for FaultTerminalPhase.
 	Phase v1.PodPhase
@@ -174,28 +174,28 @@ func FaultyInput() *rapid.Generator[Case] {
 
 // badSandboxes turns a ready sandbox list into one that needs a new sandbox, and says why.
 func badSandboxes(t *rapid.T, pod *v1.Pod, ready []sandbox.Status) (string, []sandbox.Status) {
-	reasons := []string{sandbox.ReasonNoSandbox, sandbox.ReasonMultipleReady, sandbox.ReasonNotReady, sandbox.ReasonNetworkNamespaceChanged}
+	reasons := []string{sandbox.MessageNoSandbox, sandbox.MessageMultipleReady, sandbox.MessageNotReady, sandbox.MessageNetworkNamespaceChanged}
 	if !pod.Spec.HostNetwork {
-		reasons = append(reasons, sandbox.ReasonNoIP)
+		reasons = append(reasons, sandbox.MessageNoIP)
 	}
 	reason := rapid.SampledFrom(reasons).Draw(t, "sandboxFault")
 	out := append([]sandbox.Status(nil), ready...)
 	switch reason {
-	case sandbox.ReasonNoSandbox:
+	case sandbox.MessageNoSandbox:
 		if rapid.Bool().Draw(t, "emptyNotNil") {
 			return reason, []sandbox.Status{}
 		}
 		return reason, nil
-	case sandbox.ReasonMultipleReady:
+	case sandbox.MessageMultipleReady:
 		older := out[0]
 		older.Attempt, older.ID = 0, "sandbox-older"
 		out = append(out[:1], older)
 		out[0].Attempt = 1
-	case sandbox.ReasonNotReady:
+	case sandbox.MessageNotReady:
 		out[0].Ready = false
-	case sandbox.ReasonNetworkNamespaceChanged:
+	case sandbox.MessageNetworkNamespaceChanged:
 		out[0].HostNetwork = !pod.Spec.HostNetwork
-	case sandbox.ReasonNoIP:
+	case sandbox.MessageNoIP:
 		out[0].IP, out[0].NoNetworkStatus = "", false
 	}
 	return reason, out

@@ -178,8 +178,8 @@ func TestInputCoverage(t *testing.T) {
 		"ready=False/" + readiness.ReasonPodFailed,
 		"initialized=True/", "initialized=True/" + readiness.ReasonPodCompleted,
 		"initialized=False/" + readiness.ReasonContainersNotInitialized, "initialized=False/" + readiness.ReasonUnknownContainerStatuses,
-		"sandbox=", "sandbox=" + sandbox.ReasonNoSandbox, "sandbox=" + sandbox.ReasonMultipleReady,
-		"sandbox=" + sandbox.ReasonNotReady, "sandbox=" + sandbox.ReasonNetworkNamespaceChanged, "sandbox=" + sandbox.ReasonNoIP,
+		"sandbox=", "sandbox=" + sandbox.MessageNoSandbox, "sandbox=" + sandbox.MessageMultipleReady,
+		"sandbox=" + sandbox.MessageNotReady, "sandbox=" + sandbox.MessageNetworkNamespaceChanged, "sandbox=" + sandbox.MessageNoIP,
 	}
 	for _, k := range want {
 		if seen[k] == 0 {

@@ -160,7 +160,7 @@ func (a *agent) syncPod(uid types.UID) {
 		a.log.Error(err, "Pod status step failed", "pod", klogRef(pod))
 	} else {
 		if a.cfg.OnStatus != nil {
-			in.Previous = previous
+			in.OldStatus = previous
 			a.cfg.OnStatus(pod, in, st)
 		}
 		a.counts.setPhase(e.phase, st.Phase)

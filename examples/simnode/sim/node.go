@@ -313,7 +313,7 @@ func agentStep(ctx context.Context, cluster Cluster, mgr *status.Manager, cfg Co
 		prev = &before
 	}
 	st, err := podstate.Generate(podstate.Input{
-		Pod: p.pod, Previous: prev, Sandboxes: f.sandboxes, HostIPs: []string{"10.0.0.1"},
+		Pod: p.pod, OldStatus: prev, Sandboxes: f.sandboxes, HostIPs: []string{"10.0.0.1"},
 		Containers: f.containers, Terminal: f.terminal,
 	})
 	if err != nil {

@@ -212,7 +212,9 @@ func kubeletStatus(t *testing.T, pod *v1.Pod, old *v1.PodStatus, rs runtimeState
 	if err != nil {
 		t.Fatalf("readiness.Evaluate: %v", err)
 	}
-	readiness.Apply(&s, r, metav1.NewTime(now))
+	if _, err := readiness.Apply(&s, readiness.ApplyInput{Result: r, Now: metav1.NewTime(now)}); err != nil {
+		t.Fatalf("readiness.Apply: %v", err)
+	}
 	s.Conditions = append(s.Conditions, v1.PodCondition{
 		Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: pod.Generation,
 	})

@@ -136,7 +136,7 @@ func TestKEP3085Story1HealthyStart(t *testing.T) {
 	e.kubelet("web", runtimeState{phase: v1.PodPending, containers: []v1.ContainerStatus{waiting("app", "ContainerCreating", "")}})
 	e.sync()
 	got := e.get("web")
-	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.ReasonNoSandbox})
+	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.MessageNoSandbox})
 	expect(t, got, v1.PodScheduled, want{status: v1.ConditionTrue, ltt: kep(15, 33, 46)})
 	expect(t, got, v1.PodInitialized, want{status: v1.ConditionTrue, ltt: kep(15, 33, 47)})
 	expect(t, got, v1.PodReady, want{v1.ConditionFalse, kep(15, 33, 47), unready, "containers with unready status: [app]"})
@@ -194,9 +194,9 @@ func TestKEP3085Story2SlowSandbox(t *testing.T) {
 		sandboxes []sandbox.Status
 		message   string
 	}{
-		{kep(15, 33, 47), nil, sandbox.ReasonNoSandbox},
-		{kep(15, 33, 50), []sandbox.Status{notReadySandbox(0, kep(15, 33, 48))}, sandbox.ReasonNotReady},
-		{kep(15, 33, 53), []sandbox.Status{{ID: "sandbox-1", Attempt: 1, Ready: true, CreatedAt: kep(15, 33, 52)}, notReadySandbox(0, kep(15, 33, 48))}, sandbox.ReasonNoIP},
+		{kep(15, 33, 47), nil, sandbox.MessageNoSandbox},
+		{kep(15, 33, 50), []sandbox.Status{notReadySandbox(0, kep(15, 33, 48))}, sandbox.MessageNotReady},
+		{kep(15, 33, 53), []sandbox.Status{{ID: "sandbox-1", Attempt: 1, Ready: true, CreatedAt: kep(15, 33, 52)}, notReadySandbox(0, kep(15, 33, 48))}, sandbox.MessageNoIP},
 	}
 	for _, s := range steps {
 		e.at(s.at)
@@ -247,7 +247,7 @@ func TestKEP3085Story3SandboxNeverReady(t *testing.T) {
 		e.kubelet("vm", runtimeState{phase: v1.PodPending, sandboxes: failed, containers: creating})
 		e.sync()
 		got = e.get("vm")
-		expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.ReasonNotReady})
+		expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.MessageNotReady})
 		if t.Failed() {
 			t.FailNow()
 		}
@@ -304,7 +304,7 @@ func TestKEP3085Story4SandboxRecreated(t *testing.T) {
 	e.kubelet("stateful", runtimeState{phase: v1.PodRunning, sandboxes: crashed, containers: []v1.ContainerStatus{dead}})
 	e.sync()
 	got = e.get("stateful")
-	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(17, 33, 46), notReady, sandbox.ReasonNotReady})
+	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(17, 33, 46), notReady, sandbox.MessageNotReady})
 	expect(t, got, v1.PodReady, want{v1.ConditionFalse, kep(17, 33, 46), unready, "containers with unready status: [app]"})
 	expect(t, got, v1.PodScheduled, want{status: v1.ConditionTrue, ltt: kep(15, 33, 46)})
 
@@ -382,7 +382,7 @@ func TestKEP3085Story5GracefulTermination(t *testing.T) {
 	e.updates++
 	e.sync()
 	got = e.get("job")
-	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 49), notReady, sandbox.ReasonNotReady})
+	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 49), notReady, sandbox.MessageNotReady})
 	expect(t, got, v1.PodScheduled, want{status: v1.ConditionTrue, ltt: kep(12, 33, 46)})
 	expect(t, got, v1.PodReady, want{v1.ConditionFalse, kep(15, 33, 49), readiness.ReasonPodCompleted, ""})
 	expect(t, got, v1.ContainersReady, want{v1.ConditionFalse, kep(15, 33, 49), readiness.ReasonPodCompleted, ""})
@@ -438,7 +438,7 @@ func TestKEP3085Story6VolumeMountFailure(t *testing.T) {
 			e.kubelet("reader", runtimeState{phase: v1.PodPending, containers: creating})
 			e.sync()
 			got := e.get("reader")
-			expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.ReasonNoSandbox})
+			expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, kep(15, 33, 47), notReady, sandbox.MessageNoSandbox})
 			expect(t, got, v1.PodReady, want{v1.ConditionFalse, kep(15, 33, 47), unready, "containers with unready status: [app]"})
 		}
 		if _, patches, _ := e.client.counts(); patches != 1 {

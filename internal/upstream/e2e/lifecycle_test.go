@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podstatus/podstatus/internal/kubeletrules"
 	"github.com/podstatus/podstatus/readiness"
 	"github.com/podstatus/podstatus/sandbox"
 )
@@ -179,8 +180,8 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		got := e.get("p")
 		stays(t, e, v1.PodFailed, readiness.ReasonPodFailed, t0.Add(5*time.Second))
 		if cs := got.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil ||
-			cs[0].State.Terminated.ExitCode != 137 || cs[0].State.Terminated.Reason != readiness.ReasonContainerStatusUnknown {
-			t.Errorf("container statuses %+v, want terminated 137 %s", cs, readiness.ReasonContainerStatusUnknown)
+			cs[0].State.Terminated.ExitCode != 137 || cs[0].State.Terminated.Reason != kubeletrules.ReasonContainerStatusUnknown {
+			t.Errorf("container statuses %+v, want terminated 137 %s", cs, kubeletrules.ReasonContainerStatusUnknown)
 		}
 		tryToRevive(t, e, mon, v1.PodFailed, readiness.ReasonPodFailed, t0.Add(5*time.Second))
 		e.requestFigures(t, "terminal (Failed)")

@@ -48,7 +48,7 @@ func TestPodstatePipeline(t *testing.T) {
 		e.mgr.ObservePod(pod)
 		in := podstate.Input{Pod: pod, Sandboxes: sandboxes, HostIPs: []string{hostIP}, Containers: facts, Terminal: terminal}
 		if prev, ok := e.mgr.GetPodStatus(pod.UID); ok {
-			in.Previous = &prev
+			in.OldStatus = &prev
 		}
 		s, err := podstate.Generate(in)
 		if err != nil {
@@ -81,7 +81,7 @@ func TestPodstatePipeline(t *testing.T) {
 	// 1. The pod worker starts; no sandbox yet.
 	got := pass(sec(1), false, nil)
 	phase(got, v1.PodPending)
-	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, sec(1), notReady, sandbox.ReasonNoSandbox})
+	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, sec(1), notReady, sandbox.MessageNoSandbox})
 	expect(t, got, v1.PodInitialized, want{v1.ConditionFalse, sec(1), readiness.ReasonContainersNotInitialized, "containers with incomplete status: [setup proxy]"})
 
 	// 2. Sandbox ready, the init container runs.
@@ -151,7 +151,7 @@ func TestPodstatePipeline(t *testing.T) {
 	e.sync()
 	got = e.get("shop")
 	phase(got, v1.PodSucceeded)
-	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, sec(62), notReady, sandbox.ReasonNotReady})
+	expect(t, got, v1.PodReadyToStartContainers, want{v1.ConditionFalse, sec(62), notReady, sandbox.MessageNotReady})
 	expect(t, got, v1.PodReady, want{v1.ConditionFalse, sec(62), readiness.ReasonPodCompleted, ""})
 	expect(t, got, v1.ContainersReady, want{v1.ConditionFalse, sec(62), readiness.ReasonPodCompleted, ""})
 	expect(t, got, v1.PodScheduled, want{status: v1.ConditionTrue, ltt: t0})

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/sandbox"

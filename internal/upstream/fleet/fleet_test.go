@@ -257,8 +257,8 @@ func findCond(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
 // podstate.Generate and compares them with what it produced.
 func (g *generated) onStatus(pod *v1.Pod, in podstate.Input, s v1.PodStatus) {
 	old := pod.Status.DeepCopy()
-	if in.Previous != nil {
-		old = in.Previous.DeepCopy()
+	if in.OldStatus != nil {
+		old = in.OldStatus.DeepCopy()
 	}
 	all := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 	prtsc := kubeletstatus.GeneratePodReadyToStartContainersCondition(pod, old, kubeletview.PodStatus(in.Pod, in.Sandboxes, false))
