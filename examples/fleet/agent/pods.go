@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -151,38 +150,36 @@ func (a *agent) stepPod(e *podEntry, uid types.UID) (del *v1.Pod) {
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
-		cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache}
-		var errs []error
-		if adoptable(pod) {
-			e.sim, errs = podsim.Adopt(pod, cfg, now)
-		} else {
-			e.sim, errs = podsim.New(pod, cfg, now)
+		cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
+			Cache: &a.simCache, Clock: a.cfg.Clock}
+		sim, w, err := podsim.New(pod, cfg) // resumes a pod an earlier agent process ran
+		if err != nil {
+			a.counts.errors.Add(1)
+			a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))
+			return nil
 		}
+		e.sim = sim
 		e.simRV = pod.ResourceVersion
-		for _, err := range errs {
-			var ae *podsim.AnnotationError
-			if !errors.As(err, &ae) {
-				// Not the pod author's doing. No pod IP left in the node's CIDR leaves the
-				// pod Pending (as behind a kubelet whose network plugin has no address
-				// left): say so on the pod, as the kubelet's FailedCreatePodSandBox event
-				// does. Anything else (an adopted pod's IP already taken, say) changes
-				// nothing the pod shows: log it.
-				if errors.Is(err, podsim.ErrPodCIDRExhausted) {
-					a.log.Error(err, "Pod cannot start", "pod", klogRef(pod))
-					a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
-				} else {
-					a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
-				}
-				continue
-			}
+		for _, err := range w.Annotations {
 			a.counts.invalidAnnotations.Add(1)
 			a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonInvalidSimAnnotation, "%v", err)
 		}
+		if w.NoIP != nil {
+			// No pod IP left in the node's CIDR leaves the pod Pending (as behind a kubelet
+			// whose network plugin has no address left): say so on the pod, as the
+			// kubelet's FailedCreatePodSandBox event does.
+			a.log.Error(w.NoIP, "Pod cannot start", "pod", klogRef(pod))
+			a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", w.NoIP)
+		}
+		if w.IPNotReserved != nil {
+			// A resumed pod's IP already taken changes nothing the pod shows: log it.
+			a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", w.IPNotReserved)
+		}
 	} else if e.simRV != pod.ResourceVersion {
-		e.sim.Update(pod, now)
+		e.sim.Update(pod)
 		e.simRV = pod.ResourceVersion
 	}
-	facts := e.sim.Facts(now)
+	facts := e.sim.Advance()
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
 	var previous *v1.PodStatus
 	if s, ok := a.status.GetPodStatus(uid); ok {
@@ -255,14 +252,6 @@ func (a *agent) deletePod(ctx context.Context, e *podEntry, pod *v1.Pod) {
 func (a *agent) couldHaveRunningContainers(pod *v1.Pod) bool {
 	e := a.pods.get(pod.UID)
 	return e != nil && e.couldRun.Load()
-}
-
-// adoptable reports whether a pod's server status comes from an earlier run of a node
-// agent (it has a start time or container statuses), so that podsim.Adopt resumes it
-// instead of starting it over.
-func adoptable(pod *v1.Pod) bool {
-	s := &pod.Status
-	return s.StartTime != nil || len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0
 }
 
 func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
