@@ -44,6 +44,7 @@ func TestRunAgainstFakeClientset(t *testing.T) {
 		p := obj.(*v1.Pod).DeepCopy()
 		now := metav1.Now()
 		p.DeletionTimestamp = &now
+		p.Generation++ // a graceful deletion bumps the generation
 		return true, nil, cs.Tracker().Update(v1.SchemeGroupVersion.WithResource("pods"), p, d.GetNamespace())
 	})
 	c := New(cs)

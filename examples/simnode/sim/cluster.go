@@ -70,6 +70,9 @@ func (m Memory) DeletePod(_ context.Context, namespace, name string, now time.Ti
 	p, err := m.Update(namespace, name, func(p *v1.Pod) {
 		ts := metav1.NewTime(now)
 		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &ts, &grace
+		if p.Generation > 0 {
+			p.Generation++ // as the API server does (k8s.io/apiserver/pkg/registry/rest: BeforeDelete)
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
