@@ -53,7 +53,7 @@ type Config struct {
 // Warnings is what New had to adjust to start simulating a pod. None of it stops the Pod
 // from being simulated; each field is a different audience's business.
 type Warnings struct {
-	// Annotations are the pod's invalid sim.podstatus.io/ annotations, ordered by key; each
+	// Annotations are the pod's invalid sim.podstatus.io/ annotations, in a fixed order; each
 	// fell back to the profile's value. They are the pod author's doing: the fleet agent
 	// reports each as a Warning Event on the pod.
 	Annotations []*AnnotationError
