@@ -2,27 +2,16 @@ package podsim
 
 import (
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podstatus/podstatus/internal/accept"
 )
 
-// Adopt resumes a pod that a previous agent process already ran, from its status on the
-// server (phase, pod IPs, container states, IDs, restart counts, startedAt, started and
-// ready), at time now:
-//
-//   - a pod in a terminal phase stays finished (Terminal, its containers as reported);
-//   - a pod with a pod IP or a created container keeps its sandbox (ready, the IP reserved
-//     in the IPAM) and its containers: a running container keeps its ID, restart count and
-//     start time, a Started one stays started and a Ready one stays ready; one that is
-//     waiting in CrashLoopBackOff or terminated is restarted per its restart policy after
-//     a back-off estimated from its restart count; no restart is counted for the adoption;
-//   - anything else starts from the beginning, as New does;
-//   - a deletionTimestamp starts graceful termination at now.
-//
-// Later draws (run times, stop delays) are those New would make for the same seed.
-func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
-	p, errs := newPod(pod, cfg, now)
+// adopt resumes a pod that a previous agent process already ran, from its status on the
+// server (see "Resuming a pod" in the package documentation), at cfg.Clock's time.
+func adopt(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
+	p, w := newPod(pod, cfg)
 	t := p.cur
 	st := &pod.Status
 	statuses := make(map[string]*v1.ContainerStatus, len(st.InitContainerStatuses)+len(st.ContainerStatuses))
@@ -39,15 +28,13 @@ func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		}
 	}
 	if st.PodIP == "" && !created {
-		if err := p.allocateIP(cfg); err != nil {
-			errs = append(errs, err)
-		}
+		w.NoIP = p.allocateIP(cfg)
 		p.startSandbox(t)
 		p.run(t)
 		if pod.DeletionTimestamp != nil {
-			p.Update(pod, now)
+			p.Update(pod)
 		}
-		return p, errs
+		return p, w
 	}
 	// The sandbox exists: keep its IP.
 	switch {
@@ -63,22 +50,20 @@ func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		}
 		// A finished pod's sandbox is gone: it holds no IP any more (another pod may have
 		// been given it since), so only a pod that can still run reserves its IP.
-		if cfg.IPAM != nil && st.Phase != v1.PodSucceeded && st.Phase != v1.PodFailed {
+		if !accept.Terminal(st.Phase) {
 			if err := cfg.IPAM.Reserve(p.key, p.podIPs[0]); err != nil {
-				errs = append(errs, fmt.Errorf("podsim: adopting pod %s: %w", p.key, err))
+				w.IPNotReserved = fmt.Errorf("podsim: resuming pod %s: %w", p.key, err)
 			}
 		}
 	default:
-		if err := p.allocateIP(cfg); err != nil {
-			errs = append(errs, err)
-		}
+		w.NoIP = p.allocateIP(cfg)
 	}
 	p.sbIDs[0] = hexID(p.draw(purposeSandboxID, 0, 0), 64)
 	p.sbExists, p.sbReady, p.sbAt, p.sbCreated = true, true, never, p.startTime
 	if p.b.sandboxCrashSet {
 		p.crashed = true // the scripted crash is not replayed
 	}
-	terminalPhase := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
+	terminalPhase := accept.Terminal(st.Phase)
 	regularSeen := false
 	for i := range p.ctrs {
 		c := &p.ctrs[i]
@@ -105,9 +90,9 @@ func Adopt(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 	}
 	p.run(t)
 	if pod.DeletionTimestamp != nil {
-		p.Update(pod, now)
+		p.Update(pod)
 	}
-	return p, errs
+	return p, w
 }
 
 // adoptContainer takes c's state from its reported status s at t.

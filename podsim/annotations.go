@@ -45,6 +45,11 @@ const (
 	// fail from this long after the container started; failureThreshold failures in a row
 	// kill the container (exit 137), which is then restarted per its restart policy.
 	AnnotationLivenessFailAfter = AnnotationPrefix + "liveness-fail-after"
+	// AnnotationSandboxFailures makes the first attempts at creating the pod's sandbox
+	// fail (RunPodSandbox returns an error, a CNI plugin's say): each failed attempt takes
+	// the sandbox delay and leaves no sandbox behind, and the pod worker tries again at
+	// once. A count.
+	AnnotationSandboxFailures = AnnotationPrefix + "sandbox-create-failures"
 	// AnnotationSandboxCrashAfter makes the pod's first sandbox die this long after it
 	// became ready: its containers are killed and a new sandbox is created.
 	AnnotationSandboxCrashAfter = AnnotationPrefix + "sandbox-crash-after"
@@ -62,12 +67,13 @@ type behaviour struct {
 	livenessSet       bool
 	sandboxCrashAfter Range
 	sandboxCrashSet   bool
+	sandboxFailures   Count
 }
 
 // AnnotationError is an invalid value of one of the sim.podstatus.io/ annotations. The
 // pod's behaviour keeps the profile's value for that key. A node agent tells it apart from
-// other errors New and Adopt return (which are not the pod author's doing) with errors.As,
-// and reports it on the pod, for example as a Warning Event.
+// New's other warnings (which are not the pod author's doing) by Warnings.Annotations, and
+// reports it on the pod, for example as a Warning Event.
 type AnnotationError struct {
 	// Key is the annotation's key and Value its value.
 	Key, Value string
@@ -90,8 +96,8 @@ func (e *AnnotationError) Unwrap() error { return e.Err }
 
 // parseAnnotations resolves the behaviour of a pod with annotations ann on a node whose
 // profile is node. Each invalid value is reported and the profile's value kept.
-func parseAnnotations(node Profile, ann map[string]string) (behaviour, []error) {
-	var errs []error
+func parseAnnotations(node Profile, ann map[string]string) (behaviour, []*AnnotationError) {
+	var errs []*AnnotationError
 	b := behaviour{Profile: node}
 	if len(ann) == 0 {
 		return b, nil
@@ -146,6 +152,7 @@ func parseAnnotations(node Profile, ann map[string]string) (behaviour, []error) 
 	}{
 		{AnnotationStartupFailures, &b.StartupFailures},
 		{AnnotationReadinessFailures, &b.ReadinessFailures},
+		{AnnotationSandboxFailures, &b.sandboxFailures},
 	}
 	for _, c := range counts {
 		v, ok := ann[c.key]

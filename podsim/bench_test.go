@@ -21,34 +21,34 @@ func benchPods(n int) []*v1.Pod {
 // BenchmarkNewFacts is a one-container pod's arrival: New, then its first facts.
 func BenchmarkNewFacts(b *testing.B) {
 	pods := benchPods(1000)
-	cfg := Config{Node: testNode(), Profile: Default(), Seed: 1}
+	cfg := benchConfig()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		p, _ := New(pods[i%len(pods)], cfg, t0)
-		_ = p.Facts(t0)
+		p, _ := newAt(pods[i%len(pods)], cfg, t0)
+		_ = factsAt(p, t0)
 		i++
 	}
 }
 
 // BenchmarkSteadyFacts is the facts of a running, ready one-container pod.
 func BenchmarkSteadyFacts(b *testing.B) {
-	p, _ := New(benchPods(1)[0], Config{Node: testNode(), Profile: Default(), Seed: 1}, t0)
+	p, _ := newAt(benchPods(1)[0], benchConfig(), t0)
 	at := t0.Add(time.Minute)
-	if f := p.Facts(at); f.Containers[0].State.Running == nil || !p.Next().IsZero() {
+	if f := factsAt(p, at); f.Containers[0].State.Running == nil || !p.Next().IsZero() {
 		b.Fatal("not steady")
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		at = at.Add(time.Second)
-		_ = p.Facts(at)
+		_ = factsAt(p, at)
 	}
 }
 
 // BenchmarkSteadyNext is the cost of asking a steady pod when it changes next.
 func BenchmarkSteadyNext(b *testing.B) {
-	p, _ := New(benchPods(1)[0], Config{Node: testNode(), Profile: Default(), Seed: 1}, t0)
-	p.Facts(t0.Add(time.Minute))
+	p, _ := newAt(benchPods(1)[0], benchConfig(), t0)
+	factsAt(p, t0.Add(time.Minute))
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = p.Next()
@@ -59,13 +59,13 @@ func BenchmarkSteadyNext(b *testing.B) {
 // it at each change as an agent does.
 func BenchmarkLifecycle(b *testing.B) {
 	pods := benchPods(1000)
-	cfg := Config{Node: testNode(), Profile: Default(), Seed: 1}
+	cfg := benchConfig()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		p, _ := New(pods[i%len(pods)], cfg, t0)
+		p, _ := newAt(pods[i%len(pods)], cfg, t0)
 		for n := p.Next(); !n.IsZero(); n = p.Next() {
-			_ = p.Facts(n)
+			_ = factsAt(p, n)
 		}
 		i++
 	}
@@ -89,8 +89,8 @@ func BenchmarkMemoryPerPod(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				for i := range sims {
-					sims[i], _ = New(pods[i], cfg, t0)
-					sims[i].Facts(t0.Add(time.Minute))
+					sims[i], _ = newAt(pods[i], cfg, t0)
+					factsAt(sims[i], t0.Add(time.Minute))
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)
@@ -99,4 +99,13 @@ func BenchmarkMemoryPerPod(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchConfig is the default profile on a node with a /8 pod CIDR.
+func benchConfig() Config {
+	ipam, err := NewIPAM("10.0.0.0/8")
+	if err != nil {
+		panic(err)
+	}
+	return Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 1}
 }

@@ -6,26 +6,49 @@
 //
 // A node agent keeps one Pod per pod bound to its node:
 //
-//	sim, errs := podsim.New(pod, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1}, now)
-//	// each err: a Warning Event on the pod (an invalid annotation, which fell back to the default)
-//	facts := sim.Facts(now)
+//	sim, warnings, err := podsim.New(pod, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1, Clock: clk})
+//	// err: input no agent should build (a nil pod, no IPAM); warnings: see Warnings
+//	facts := sim.Advance()
 //	status, err := podstate.Generate(facts.Input(pod, previous))
 //	// ... hand status to a status.Manager; wake up again at sim.Next()
 //
 // On watch updates it calls Update (a deletionTimestamp starts graceful termination). Once
-// Facts report Stopped (terminal, every container stopped) it calls the status manager's
-// TerminatePod, as the kubelet does at the end of terminating a pod: that turns a pod
-// deleted before its containers ran from Pending into Failed. Once Facts report Done (a
-// deleted pod, stopped) and the terminal status is on the server, it deletes the pod
-// object (UID precondition, grace period 0) and calls Release. An agent that restarts
-// resumes its pods with Adopt.
+// the facts report Stopped (terminal, every container stopped) it calls the status
+// manager's TerminatePod, as the kubelet does at the end of terminating a pod: that turns
+// a pod deleted before its containers ran from Pending into Failed. Once they report Done
+// (a deleted pod, stopped) and the terminal status is on the server, it deletes the pod
+// object (UID precondition, grace period 0) and calls Release.
+//
+// Time is Config.Clock's: New starts the pod at its time, and Advance and Update move the
+// simulation to it. An agent on a simulated time passes its fake clock.
+//
+// # Resuming a pod
+//
+// New decides whether a pod is new or was already run by an earlier agent process: a
+// pod whose server status has a startTime or container statuses is resumed from that
+// status (phase, pod IPs, container states, IDs, restart counts, startedAt, started and
+// ready), so that an agent that restarts shows no phase regression, no Ready flap and no
+// restart counted:
+//
+//   - a pod in a terminal phase stays finished (Terminal, its containers as reported);
+//   - a pod with a pod IP or a created container keeps its sandbox (ready, the IP reserved
+//     in the IPAM) and its containers: a running container keeps its ID, restart count and
+//     start time, a Started one stays started and a Ready one stays ready; one that is
+//     waiting in CrashLoopBackOff or terminated is restarted per its restart policy after
+//     a back-off estimated from its restart count; no restart is counted for the resumption;
+//   - anything else starts from the beginning, as a new pod does.
+//
+// Later draws (run times, stop delays) are those a new pod would make for the same seed.
 //
 // # What is simulated
 //
 // The pod worker follows the spec the way the kubelet v1.37.0 and a CRI runtime do:
 //
 //   - The sandbox is created after the profile's sandbox delay, with an IP from the node's
-//     pod CIDR (Config.IPAM; a host-network pod has the node's IPs). A sandbox that dies
+//     pod CIDR (Config.IPAM; a host-network pod has the node's IPs). A failed creation
+//     (AnnotationSandboxFailures) leaves no sandbox and is tried again at once, with the
+//     same attempt number, as the kubelet counts attempts from the sandboxes that exist. A
+//     sandbox that dies
 //     (AnnotationSandboxCrashAfter) takes its containers with it (exit 137); the kubelet
 //     creates a new sandbox (attempt + 1, a new ID, the same IP) and starts the init
 //     containers and then the containers again in it, each restart counted — except in a
@@ -64,7 +87,7 @@
 //     and, once everything stopped, the sandbox is stopped (not ready). The phase is then
 //     Succeeded or Failed (derived by podstate.Generate, not here).
 //   - spec.activeDeadlineSeconds, counted from status.startTime (the time New was called,
-//     or the server's startTime for Adopt): when exceeded, Facts.Eviction is
+//     or the server's startTime for a resumed pod): when exceeded, Facts.Eviction is
 //     {DeadlineExceeded, "Pod was active on the node longer than the specified deadline"}
 //     and the containers are stopped with terminationGracePeriodSeconds.
 //   - Graceful deletion: from the Update that brings a deletionTimestamp, every container is
@@ -89,15 +112,14 @@
 // which differs between runs), what is drawn, the container and its restart count (or the
 // sandbox attempt). No draw depends on the order of draws, on which times were queried, or
 // on the wall clock: Facts at a time are the same whether or not earlier times were
-// queried, and the same for the same seed and inputs in every run. Only the times passed
-// in are read.
+// queried, and the same for the same seed and inputs in every run. Only Config.Clock is
+// read.
 //
 // A Pod keeps the precomputed schedule of each container instance (start, exit, startup,
-// ready). Facts replays only the changes due since the last call; Next returns the next
+// ready). Advance replays only the changes due since the last call; Next returns the next
 // one, and the zero time when the pod is steady (running with no exit, probe or flap ahead,
-// or finished): such a pod costs nothing until an outside event. A running one-container
-// pod keeps about 1150 bytes (its IPAM entry included), about 800 with a Config.Cache
-// shared by all pods; no goroutines or timers are started.
+// or finished): such a pod costs nothing until an outside event. No goroutines or timers
+// are started.
 //
 // # Profiles
 //
@@ -115,7 +137,7 @@
 // A pod overrides its node's profile with annotations (prefix "sim.podstatus.io/"). A
 // duration is a Go duration ("1.5s", "2m") or a range "MIN..MAX" drawn from uniformly per
 // container and restart; a count is a whole number or a range "MIN..MAX". An invalid value
-// is reported by New (and Adopt) as an error and the profile's value is used.
+// is reported by New in Warnings.Annotations and the profile's value is used.
 //
 //	annotation                                value     default profile     effect
 //	sim.podstatus.io/profile                  name      node's profile      base profile: "default" or "fast"
@@ -130,6 +152,7 @@
 //	sim.podstatus.io/readiness-probe-failures count     0..2                readiness probe runs failing before the first success
 //	sim.podstatus.io/readiness-flap           duration  none                once ready: readiness succeeds this long, fails this long, and so on
 //	sim.podstatus.io/liveness-fail-after      duration  none                liveness probe fails from this long after the start: killed (137) after failureThreshold runs
+//	sim.podstatus.io/sandbox-create-failures  count     0                   attempts at creating the sandbox failing before one succeeds
 //	sim.podstatus.io/sandbox-crash-after      duration  none                the first sandbox dies this long after it became ready
 //
 // The probe annotations act only on containers whose spec has that probe.

@@ -40,12 +40,12 @@ type Facts struct {
 	Features features.Set
 }
 
-// Input builds the podstate.Input for pod, with previous as the status last reported (nil
-// when there is none).
-func (f Facts) Input(pod *v1.Pod, previous *v1.PodStatus) podstate.Input {
+// Input builds the podstate.Input for pod, with oldStatus as the status last reported
+// (nil when there is none).
+func (f Facts) Input(pod *v1.Pod, oldStatus *v1.PodStatus) podstate.Input {
 	return podstate.Input{
 		Pod:        pod,
-		OldStatus:  previous,
+		OldStatus:  oldStatus,
 		Sandboxes:  f.Sandboxes,
 		PodIPs:     f.PodIPs,
 		HostIPs:    f.HostIPs,

@@ -80,9 +80,9 @@ func TestAnnotations(t *testing.T) {
 	// New reports them and the pod still runs.
 	pod := mkPod("bad", ctn("app"))
 	pod.Annotations = map[string]string{AnnotationExitCode: "300"}
-	p, errs := New(pod, testConfig(t, Fast()), sec(0))
-	if len(errs) != 1 || p == nil || len(p.Facts(sec(0)).Containers) != 1 {
-		t.Errorf("errs %v", errs)
+	p, warnings := newAt(pod, testConfig(t, Fast()), sec(0))
+	if len(warnings) != 1 || p == nil || len(factsAt(p, sec(0)).Containers) != 1 {
+		t.Errorf("warnings %v", warnings)
 	}
 	if _, err := Named("nope"); err == nil {
 		t.Error("Named accepted an unknown profile")

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podstatus/podstatus/podstate"
 )
@@ -18,7 +19,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 func sec(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 
 func testNode() Node {
-	return Node{Name: "node-1", PodCIDR: "10.244.3.0/24", HostIPs: []string{"192.168.0.10"}}
+	return Node{Name: "node-1", HostIPs: []string{"192.168.0.10"}}
 }
 
 func testConfig(t testing.TB, prof Profile) Config {
@@ -57,7 +58,7 @@ type driver struct {
 
 func start(t testing.TB, pod *v1.Pod, cfg Config, at time.Time) *driver {
 	t.Helper()
-	sim, errs := New(pod, cfg, at)
+	sim, errs := newAt(pod, cfg, at)
 	if len(errs) > 0 {
 		t.Fatalf("New: %v", errs)
 	}
@@ -67,7 +68,7 @@ func start(t testing.TB, pod *v1.Pod, cfg Config, at time.Time) *driver {
 // status is the status the node reports at at.
 func (d *driver) status(at time.Time) v1.PodStatus {
 	d.t.Helper()
-	f := d.sim.Facts(at)
+	f := factsAt(d.sim, at)
 	s, err := podstate.Generate(f.Input(d.pod, d.prev))
 	if err != nil {
 		d.t.Fatalf("Generate at %s: %v", at.Sub(t0), err)
@@ -130,4 +131,36 @@ func summary(s v1.PodStatus) string {
 		}
 	}
 	return b.String()
+}
+
+// newAt is New with a fake clock at at, which the Pod keeps: factsAt and updateAt move it.
+// The warnings come back as a list, nil when there are none.
+func newAt(pod *v1.Pod, cfg Config, at time.Time) (*Pod, []error) {
+	cfg.Clock = clocktesting.NewFakePassiveClock(at)
+	p, w, err := New(pod, cfg)
+	if err != nil {
+		panic(err)
+	}
+	var errs []error
+	for _, e := range w.Annotations {
+		errs = append(errs, e)
+	}
+	for _, e := range []error{w.NoIP, w.IPNotReserved} {
+		if e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return p, errs
+}
+
+// factsAt sets p's clock to at and advances p.
+func factsAt(p *Pod, at time.Time) Facts {
+	p.clock.(*clocktesting.FakePassiveClock).SetTime(at)
+	return p.Advance()
+}
+
+// updateAt sets p's clock to at and updates p with pod.
+func updateAt(p *Pod, pod *v1.Pod, at time.Time) {
+	p.clock.(*clocktesting.FakePassiveClock).SetTime(at)
+	p.Update(pod)
 }

@@ -86,7 +86,7 @@ func TestCompletion(t *testing.T) {
 			d := start(t, pod, testConfig(t, fixed()), sec(0))
 			// Running at 2, the job runs 5 s.
 			expect(t, d, []step{{6.9, "Running PRSC=True Init=True CR=True Ready=True app=Running/r0/strue/Rtrue"}, {7, tc.want}})
-			f := d.sim.Facts(sec(7))
+			f := factsAt(d.sim, sec(7))
 			if terminal := tc.want[:7] != "Running"; f.Terminal != terminal || f.Done {
 				t.Errorf("Terminal %v Done %v, want Terminal %v and not Done", f.Terminal, f.Done, terminal)
 			}
@@ -120,7 +120,7 @@ func TestInitFailureNeverFailsPod(t *testing.T) {
 	d2 := start(t, pod2, testConfig(t, fixed()), sec(0))
 	// setup runs from 2; its one startup probe at 2 fails: killed (137) and not restarted.
 	expect(t, d2, []step{{2, "Failed PRSC=False Init=False CR=False Ready=False setup=Terminated:Error:137/r0/sfalse/Rfalse app=Waiting:PodInitializing/r0/sfalse/Rfalse"}})
-	if f := d2.sim.Facts(sec(3)); !f.Terminal {
+	if f := factsAt(d2.sim, sec(3)); !f.Terminal {
 		t.Errorf("not terminal")
 	}
 }
@@ -162,7 +162,7 @@ func TestSandboxCrash(t *testing.T) {
 		{12, "Pending PRSC=True Init=True CR=False Ready=False setup=Running/r1/strue/Rfalse app=Terminated:Error:137/r0/sfalse/Rfalse"},
 		{14, "Running PRSC=True Init=True CR=True Ready=True setup=Terminated:Completed:0/r1/sfalse/Rtrue app=Running/r1/strue/Rtrue"},
 	})
-	f := d.sim.Facts(sec(15))
+	f := factsAt(d.sim, sec(15))
 	if len(f.Sandboxes) != 2 || f.Sandboxes[0].Attempt != 1 || !f.Sandboxes[0].Ready || f.Sandboxes[1].Ready || f.Sandboxes[0].ID == f.Sandboxes[1].ID {
 		t.Errorf("sandboxes %+v", f.Sandboxes)
 	}
@@ -184,7 +184,7 @@ func TestActiveDeadline(t *testing.T) {
 	if d.prev.Reason != "DeadlineExceeded" || d.prev.Message != MessageDeadlineExceeded {
 		t.Errorf("reason %q message %q", d.prev.Reason, d.prev.Message)
 	}
-	if f := d.sim.Facts(sec(12)); !f.Terminal || f.Eviction == nil || f.Done {
+	if f := factsAt(d.sim, sec(12)); !f.Terminal || f.Eviction == nil || f.Done {
 		t.Errorf("facts %+v", f)
 	}
 }
@@ -209,17 +209,17 @@ func TestGracefulDeletion(t *testing.T) {
 			del.DeletionTimestamp = &metav1.Time{Time: sec(10)}
 			del.DeletionGracePeriodSeconds = ptr.To(tc.grace)
 			d.pod = del
-			d.sim.Update(del, sec(10))
-			if f := d.sim.Facts(sec(10)); !f.Terminal || f.Done {
+			updateAt(d.sim, del, sec(10))
+			if f := factsAt(d.sim, sec(10)); !f.Terminal || f.Done {
 				t.Fatalf("at 10s: Terminal %v Done %v", f.Terminal, f.Done)
 			}
-			if f := d.sim.Facts(sec(tc.doneAt - 0.1)); f.Done {
+			if f := factsAt(d.sim, sec(tc.doneAt-0.1)); f.Done {
 				t.Fatalf("done before %gs", tc.doneAt)
 			}
 			if next := d.sim.Next(); !next.Equal(sec(tc.doneAt)) {
 				t.Errorf("next %v, want %gs", next.Sub(t0), tc.doneAt)
 			}
-			f := d.sim.Facts(sec(tc.doneAt))
+			f := factsAt(d.sim, sec(tc.doneAt))
 			s := d.status(sec(tc.doneAt))
 			if !f.Done || stateOf(cstatus(s, "app")) != tc.wantState {
 				t.Errorf("at %gs: Done %v, %s", tc.doneAt, f.Done, summary(s))
@@ -285,7 +285,7 @@ func TestAdoptRunningPod(t *testing.T) {
 	d.sim.Release()
 	cfg2 := testConfig(t, Default())
 	server := d.pod.DeepCopy()
-	adopted, errs := Adopt(server, cfg2, sec(31))
+	adopted, errs := newAt(server, cfg2, sec(31))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -307,8 +307,8 @@ func TestAdoptRunningPod(t *testing.T) {
 		t.Errorf("IP %s not reserved", after.PodIP)
 	}
 	// A second pod on the new IPAM does not get the adopted pod's IP.
-	other, _ := New(mkPod("other", ctn("app")), cfg2, sec(31))
-	if ip := other.Facts(sec(40)).PodIPs; len(ip) == 0 || ip[0] == after.PodIP {
+	other, _ := newAt(mkPod("other", ctn("app")), cfg2, sec(31))
+	if ip := factsAt(other, sec(40)).PodIPs; len(ip) == 0 || ip[0] == after.PodIP {
 		t.Errorf("other pod IP %v", ip)
 	}
 }
@@ -321,10 +321,10 @@ func TestAdoptTerminalPod(t *testing.T) {
 	if before.Phase != v1.PodSucceeded {
 		t.Fatalf("%s", summary(before))
 	}
-	adopted, _ := Adopt(d.pod.DeepCopy(), testConfig(t, fixed()), sec(30))
+	adopted, _ := newAt(d.pod.DeepCopy(), testConfig(t, fixed()), sec(30))
 	d2 := &driver{t: t, pod: d.pod, sim: adopted}
 	after := d2.status(sec(30))
-	if after.Phase != v1.PodSucceeded || !adopted.Facts(sec(30)).Terminal || !adopted.Next().IsZero() {
+	if after.Phase != v1.PodSucceeded || !factsAt(adopted, sec(30)).Terminal || !adopted.Next().IsZero() {
 		t.Errorf("after adoption: %s", summary(after))
 	}
 	if a, b := cstatus(after, "app"), cstatus(before, "app"); a.ContainerID != b.ContainerID || !strings.HasPrefix(stateOf(a), "Terminated") {
@@ -349,7 +349,7 @@ func TestAdoptTerminalPodReservesNoIP(t *testing.T) {
 	if err := cfg2.IPAM.Reserve("default/other", ip); err != nil {
 		t.Fatalf("reserving %s for another pod: %v", ip, err)
 	}
-	if _, errs := Adopt(d.pod.DeepCopy(), cfg2, sec(30)); len(errs) != 0 {
+	if _, errs := newAt(d.pod.DeepCopy(), cfg2, sec(30)); len(errs) != 0 {
 		t.Errorf("adopting the finished pod: %v", errs)
 	}
 	if got := cfg2.IPAM.InUse(); got != 1 {

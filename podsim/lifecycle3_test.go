@@ -46,8 +46,8 @@ func TestDeletionBeforeStart(t *testing.T) {
 	d := start(t, pod, testConfig(t, fixed()), sec(0))
 	del := pod.DeepCopy()
 	del.DeletionTimestamp = &metav1.Time{Time: sec(0.5)}
-	d.sim.Update(del, sec(0.5))
-	f := d.sim.Facts(sec(0.5))
+	updateAt(d.sim, del, sec(0.5))
+	f := factsAt(d.sim, sec(0.5))
 	if !f.Terminal || !f.Stopped || !f.Done || len(f.Sandboxes) != 0 || len(f.Containers) != 0 || !d.sim.Next().IsZero() {
 		t.Errorf("facts %+v next %v", f, d.sim.Next())
 	}
@@ -60,16 +60,16 @@ func TestDeletionGraceShortened(t *testing.T) {
 	del := pod.DeepCopy()
 	del.DeletionTimestamp = &metav1.Time{Time: sec(10)}
 	del.DeletionGracePeriodSeconds = ptr.To(int64(30))
-	d.sim.Update(del, sec(10))
+	updateAt(d.sim, del, sec(10))
 	if n := d.sim.Next(); !n.Equal(sec(30)) {
 		t.Fatalf("next %v, want 30s (the stop delay)", n.Sub(t0))
 	}
 	del2 := del.DeepCopy()
 	del2.DeletionGracePeriodSeconds = ptr.To(int64(0))
-	d.sim.Update(del2, sec(12))
+	updateAt(d.sim, del2, sec(12))
 	d.pod = del2
 	s := d.status(sec(12))
-	if f := d.sim.Facts(sec(12)); !f.Done || stateOf(cstatus(s, "app")) != "Terminated:Error:137" {
+	if f := factsAt(d.sim, sec(12)); !f.Done || stateOf(cstatus(s, "app")) != "Terminated:Error:137" {
 		t.Errorf("Done %v %s", f.Done, summary(s))
 	}
 }
@@ -82,7 +82,7 @@ func TestAdoptCrashLoopingPod(t *testing.T) {
 	if cs := cstatus(before, "app"); stateOf(cs) != "Waiting:CrashLoopBackOff" || cs.RestartCount != 2 {
 		t.Fatalf("%s", summary(before))
 	}
-	adopted, errs := Adopt(d.pod.DeepCopy(), testConfig(t, fixed()), sec(21))
+	adopted, errs := newAt(d.pod.DeepCopy(), testConfig(t, fixed()), sec(21))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -98,5 +98,32 @@ func TestAdoptCrashLoopingPod(t *testing.T) {
 	s := d2.status(sec(35))
 	if cs := cstatus(s, "app"); stateOf(cs) != "Running" || cs.RestartCount != 3 {
 		t.Errorf("at 35s %s", summary(s))
+	}
+}
+
+// Two failed attempts at creating the sandbox take three sandbox delays; the sandbox that
+// is finally created is attempt 0, as no failed one is left behind.
+func TestSandboxCreateFailures(t *testing.T) {
+	pod := mkPod("retry", ctn("app"))
+	pod.Annotations = map[string]string{AnnotationSandboxFailures: "2"}
+	d := start(t, pod, testConfig(t, fixed()), sec(0))
+	expect(t, d, []step{
+		{2.9, "Pending PRSC=False Init=True CR=False Ready=False app=Waiting:ContainerCreating/r0/sfalse/Rfalse"},
+		{4, "Running PRSC=True Init=True CR=True Ready=True app=Running/r0/strue/Rtrue"},
+	})
+	f := factsAt(d.sim, sec(4))
+	if len(f.Sandboxes) != 1 || f.Sandboxes[0].Attempt != 0 || !f.Sandboxes[0].Ready {
+		t.Errorf("sandboxes %+v, want attempt 0 ready", f.Sandboxes)
+	}
+}
+
+// New of a pod that already has a deletionTimestamp terminates it at once.
+func TestNewOfADeletedPod(t *testing.T) {
+	pod := mkPod("gone", ctn("app"))
+	pod.DeletionTimestamp = &metav1.Time{Time: sec(0)}
+	pod.DeletionGracePeriodSeconds = ptr.To[int64](30)
+	d := start(t, pod, testConfig(t, fixed()), sec(0))
+	if f := factsAt(d.sim, sec(0)); !f.Terminal || !f.Done {
+		t.Errorf("facts %+v, want Terminal and Done", f)
 	}
 }

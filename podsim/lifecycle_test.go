@@ -38,7 +38,7 @@ func TestPlainPod(t *testing.T) {
 	if n := d.sim.Next(); !n.IsZero() {
 		t.Errorf("a steady running pod has a next change at %v", n)
 	}
-	f := d.sim.Facts(sec(3))
+	f := factsAt(d.sim, sec(3))
 	c := f.Containers[0]
 	if !strings.HasPrefix(c.ContainerID, "containerd://") || len(c.ContainerID) != len("containerd://")+64 {
 		t.Errorf("container ID %q", c.ContainerID)

@@ -24,10 +24,10 @@ func TestDeletedPendingPodFailsThroughTerminatePod(t *testing.T) {
 	var sim *Pod
 	mgr := status.NewManager(srv, status.Options{Clock: clk,
 		CouldHaveRunningContainers: func(*v1.Pod) bool { return sim.CouldHaveRunningContainers() }})
-	sim, _ = New(pod, testConfig(t, fixed()), sec(0))
+	sim, _ = newAt(pod, testConfig(t, fixed()), sec(0))
 	sync := func(p *v1.Pod, at float64) Facts {
 		clk.SetTime(sec(at))
-		f := sim.Facts(sec(at))
+		f := factsAt(sim, sec(at))
 		var prev *v1.PodStatus
 		if s, ok := mgr.GetPodStatus(p.UID); ok {
 			prev = &s
@@ -52,7 +52,7 @@ func TestDeletedPendingPodFailsThroughTerminatePod(t *testing.T) {
 	sync(pod, 0.2)
 	del := pod.DeepCopy()
 	del.DeletionTimestamp = &metav1.Time{Time: sec(0.5)}
-	sim.Update(del, sec(0.5))
+	updateAt(sim, del, sec(0.5))
 	f := sync(del, 0.5)
 	got, err := srv.GetPod(ctx, "default", "early")
 	if err != nil {

@@ -1,12 +1,16 @@
 package podsim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/internal/kubeletrules"
 )
@@ -15,8 +19,6 @@ import (
 type Node struct {
 	// Name is the node's name.
 	Name string
-	// PodCIDR is the node's pod CIDR, for example "10.244.3.0/24".
-	PodCIDR string
 	// HostIPs are the node's IP addresses, primary first.
 	HostIPs []string
 }
@@ -25,8 +27,8 @@ type Node struct {
 type Config struct {
 	// Node is the node the pod runs on.
 	Node Node
-	// IPAM hands out the pod IPs; share one per node. nil derives each pod's IP from a
-	// hash of its namespace and name inside Node.PodCIDR (unique only by luck).
+	// IPAM hands out the pod IPs from the node's pod CIDR; share one per node (NewIPAM).
+	// Required, unless the pod uses the host's network (it then has the node's IPs).
 	IPAM *IPAM
 	// Profile is the node's behaviour profile. The zero Profile has no delays but honours
 	// probe delays; use Default() for realistic timing or Fast() for none at all.
@@ -35,13 +37,45 @@ type Config struct {
 	// the pod's namespace, its name and what is drawn (never from the pod's UID, which
 	// differs between runs, nor from the wall clock).
 	Seed uint64
-	// Cache, when set (the same one for every pod), shares the pods' common data and
-	// saves about a third of each pod's memory. nil gives each pod its own copies.
+	// Cache, when set (the same one for every pod), shares the pods' common data (their
+	// resolved profiles and image references). nil gives each pod its own copies.
 	Cache *Cache
 	// Features selects the Kubernetes version whose behaviour is simulated (sidecars,
 	// container restart rules) and is passed on to podstate.Generate through
 	// Facts.Input. The zero value is v1.37.0.
 	Features features.Set
+	// Clock is the simulation's time: New starts the pod at Clock.Now(), and Advance and
+	// Update move it to Clock.Now(). An agent that steps a simulated time passes its fake
+	// clock (k8s.io/utils/clock/testing); nil is the real clock.
+	Clock clock.PassiveClock
+}
+
+// Warnings is what New had to adjust to start simulating a pod. None of it stops the Pod
+// from being simulated; each field is a different audience's business.
+type Warnings struct {
+	// Annotations are the pod's invalid sim.podstatus.io/ annotations, in a fixed order; each
+	// fell back to the profile's value. They are the pod author's doing: the fleet agent
+	// reports each as a Warning Event on the pod.
+	Annotations []*AnnotationError
+	// NoIP is why the pod got no pod IP, nil when it got one. It matches
+	// ErrPodCIDRExhausted (errors.Is) when the node's pod CIDR has no address left. The pod
+	// never gets a sandbox and stays Pending, as behind a kubelet whose network plugin has
+	// no address left: an operator's business (a Warning Event and an error log).
+	NoIP error
+	// IPNotReserved is why the pod IP of an earlier run (New resuming a pod) could not be
+	// reserved in Config.IPAM, nil when it could or there was none: another pod holds it, or
+	// it is not an address of the CIDR. The pod keeps reporting it; nothing the pod shows
+	// changes (an informational log).
+	IPNotReserved error
+}
+
+// Err returns every warning joined into one error (errors.Join), nil when there is none.
+func (w Warnings) Err() error {
+	errs := make([]error, 0, len(w.Annotations)+2)
+	for _, e := range w.Annotations {
+		errs = append(errs, e)
+	}
+	return errors.Join(append(errs, w.NoIP, w.IPNotReserved)...)
 }
 
 // never is a time that does not come.
@@ -154,11 +188,12 @@ type ctr struct {
 
 // Pod is one simulated pod: the kubelet's pod worker and the container runtime for it. It
 // is not safe for concurrent use (serialise calls per pod); it starts no goroutines and
-// reads no clock.
+// reads no time but Config.Clock's.
 type Pod struct {
 	pod     *v1.Pod
 	b       *behaviour
 	ipam    *IPAM
+	clock   clock.PassiveClock
 	hostIPs []string
 	podIPs  []string
 	key     string // namespace/name, the IPAM key
@@ -174,6 +209,8 @@ type Pod struct {
 
 	// sandbox
 	sbAttempt uint32
+	sbFailed  uint32 // failed attempts at creating the first sandbox
+	sbFails   uint32 // how many attempts at creating the first sandbox fail
 	sbReady   bool
 	sbExists  bool  // the current attempt has been created
 	sbAt      int64 // creating: ready at; ready: crash at
@@ -195,26 +232,70 @@ type Pod struct {
 	ctrs []ctr
 }
 
-// New starts simulating pod, which has just been bound to the node, at time now. The errors
-// are the pod's invalid annotations (each fell back to the profile's value) and a failed
-// IP allocation (the pod then never gets a sandbox); the Pod is always usable.
-func New(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
-	p, errs := newPod(pod, cfg, now)
-	if err := p.allocateIP(cfg); err != nil {
-		errs = append(errs, err)
+// New starts simulating pod, bound to cfg.Node, at cfg.Clock's time. It decides whether
+// the pod is new or was already run by an earlier agent process (its server status has a
+// startTime or container statuses): a new pod starts from the beginning, as the kubelet's
+// pod worker starts a pod just bound to its node; an earlier run is resumed from the
+// server status (see "Resuming a pod" in the package documentation). A deletionTimestamp
+// starts graceful termination at once.
+//
+// The error, an *podstatus.InputError (matching podstatus.ErrInvalidInput), is for a nil
+// pod or a missing cfg.IPAM; then the Pod is nil. Otherwise the Pod is ready and the
+// Warnings say what was adjusted.
+func New(pod *v1.Pod, cfg Config) (*Pod, Warnings, error) {
+	if err := validate(pod, cfg); err != nil {
+		return nil, Warnings{}, fmt.Errorf("podsim: New: %w", err)
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if resumable(pod) {
+		p, w := adopt(pod, cfg)
+		return p, w, nil
+	}
+	p, w := newPod(pod, cfg)
+	w.NoIP = p.allocateIP(cfg)
 	p.startSandbox(p.cur)
 	p.run(p.cur)
-	return p, errs
+	if pod.DeletionTimestamp != nil {
+		p.Update(pod)
+	}
+	return p, w, nil
 }
 
-func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
-	b, errs := parseAnnotations(cfg.Profile, pod.Annotations)
-	t := now.UnixNano()
+// validate checks what New cannot work without.
+func validate(pod *v1.Pod, cfg Config) error {
+	var errs field.ErrorList
+	if pod == nil {
+		errs = append(errs, field.Required(field.NewPath("pod"), ""))
+	} else if cfg.IPAM == nil && !pod.Spec.HostNetwork {
+		errs = append(errs, field.Required(field.NewPath("Config", "IPAM"), "the pod does not use the host's network"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	ref := ""
+	if pod != nil {
+		ref = pod.Namespace + "/" + pod.Name
+	}
+	return &podstatus.InputError{Pod: ref, Errs: errs}
+}
+
+// resumable reports whether pod's server status comes from an earlier run of a node
+// agent: it has a start time or container statuses.
+func resumable(pod *v1.Pod) bool {
+	s := &pod.Status
+	return s.StartTime != nil || len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0
+}
+
+func newPod(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
+	b, annErrs := parseAnnotations(cfg.Profile, pod.Annotations)
+	t := cfg.Clock.Now().UnixNano()
 	p := &Pod{
 		pod:       pod,
 		b:         cfg.Cache.behaviour(b),
 		ipam:      cfg.IPAM,
+		clock:     cfg.Clock,
 		hostIPs:   cfg.Node.HostIPs,
 		key:       pod.Namespace + "/" + pod.Name,
 		features:  cfg.Features,
@@ -228,6 +309,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 		p.startTime = st.UnixNano()
 	}
 	p.setDeadline()
+	p.sbFails = uint32(p.b.sandboxFailures.draw(p.draw(purposeSandboxFailures, 0, 0)))
 	spec := &pod.Spec
 	p.ctrs = make([]ctr, 0, len(spec.InitContainers)+len(spec.Containers))
 	for i := range spec.InitContainers {
@@ -241,7 +323,7 @@ func newPod(pod *v1.Pod, cfg Config, now time.Time) (*Pod, []error) {
 	for i := range spec.Containers {
 		p.ctrs = append(p.ctrs, p.newCtr(cfg.Cache, &spec.Containers[i], kindRegular, i))
 	}
-	return p, errs
+	return p, Warnings{Annotations: annErrs}
 }
 
 func (p *Pod) newCtr(cache *Cache, c *v1.Container, k kind, i int) ctr {
@@ -254,13 +336,7 @@ func (p *Pod) allocateIP(cfg Config) error {
 		p.podIPs = p.hostIPs
 		return nil
 	}
-	var ip string
-	var err error
-	if cfg.IPAM != nil {
-		ip, err = cfg.IPAM.Allocate(p.key)
-	} else {
-		ip, err = hashedIP(cfg.Node.PodCIDR, p.seed)
-	}
+	ip, err := cfg.IPAM.Allocate(p.key)
 	if err != nil {
 		p.noIP = true
 		return fmt.Errorf("podsim: pod %s: no pod IP, the sandbox cannot be created: %w", p.key, err)
@@ -277,13 +353,13 @@ func (p *Pod) setDeadline() {
 	}
 }
 
-// Update gives the simulation the newest pod object at time now: a deletionTimestamp
-// starts graceful termination (the grace period is deletionGracePeriodSeconds, counted
-// from now; a shorter one given later shortens it), a changed activeDeadlineSeconds moves
-// the deadline. The spec's containers must be those the Pod was made with (they are
-// immutable in the API).
-func (p *Pod) Update(pod *v1.Pod, now time.Time) {
-	t := p.advance(now.UnixNano())
+// Update advances the simulation to the clock's time and gives it the newest pod object:
+// a deletionTimestamp starts graceful termination (the grace period is
+// deletionGracePeriodSeconds, counted from now; a shorter one given later shortens it), a
+// changed activeDeadlineSeconds moves the deadline. The spec's containers must be those
+// the Pod was made with (they are immutable in the API).
+func (p *Pod) Update(pod *v1.Pod) {
+	t := p.advance(p.clock.Now().UnixNano())
 	if len(pod.Spec.InitContainers)+len(pod.Spec.Containers) == len(p.ctrs) {
 		p.pod = pod
 		for i := range p.ctrs {
@@ -309,10 +385,11 @@ func (p *Pod) Update(pod *v1.Pod, now time.Time) {
 	p.run(t)
 }
 
-// Facts advances the simulation to now and returns the runtime facts at now. Time never
-// goes backwards: an earlier now is treated as the latest one seen.
-func (p *Pod) Facts(now time.Time) Facts {
-	t := p.advance(now.UnixNano())
+// Advance runs the simulation up to the clock's time and returns the runtime facts at
+// that time. Time never goes backwards: a clock earlier than the latest time seen counts
+// as the latest time seen.
+func (p *Pod) Advance() Facts {
+	t := p.advance(p.clock.Now().UnixNano())
 	return p.facts(t)
 }
 
@@ -325,7 +402,7 @@ func (p *Pod) Next() time.Time {
 	return time.Unix(0, p.next).UTC()
 }
 
-// CouldHaveRunningContainers reports whether, as of the latest time the Pod was given,
+// CouldHaveRunningContainers reports whether, as of the latest New, Advance or Update,
 // some container of the pod might still run: false once the pod is terminal and every
 // container has stopped (Facts.Stopped). It is the kubelet's
 // PodCouldHaveRunningContainers, for status.Options.CouldHaveRunningContainers, which
@@ -369,7 +446,14 @@ func (p *Pod) run(t int64) {
 // step applies the transitions due at t once; it reports whether anything changed.
 func (p *Pod) step(t int64) bool {
 	changed := false
-	if !p.sbReady && !p.sbExists && p.sbAt <= t && !p.terminal && !p.noIP {
+	if !p.sbReady && !p.sbExists && p.sbAt <= t && !p.terminal && !p.noIP && p.sbFailed < p.sbFails {
+		// Creating the sandbox failed; it leaves nothing behind, so the kubelet's next try
+		// has the same attempt number (pkg/kubelet/kuberuntime: computePodActions counts
+		// attempts from the sandboxes that exist).
+		p.sbFailed++
+		p.startSandbox(t)
+		changed = true
+	} else if !p.sbReady && !p.sbExists && p.sbAt <= t && !p.terminal && !p.noIP {
 		// The sandbox is created.
 		p.sbReady, p.sbExists, p.sbCreated = true, true, t
 		p.sbAt = never
@@ -411,7 +495,7 @@ func (p *Pod) step(t int64) bool {
 func (p *Pod) startSandbox(t int64) {
 	p.sbReady, p.sbExists = false, false
 	p.sbIDs[0] = hexID(p.draw(purposeSandboxID, 0, int32(p.sbAttempt)), 64)
-	p.sbAt = t + int64(p.b.SandboxDelay.draw(p.draw(purposeSandboxDelay, 0, int32(p.sbAttempt))))
+	p.sbAt = t + int64(p.b.SandboxDelay.draw(p.draw(purposeSandboxDelay, int(p.sbFailed), int32(p.sbAttempt))))
 }
 
 // crashSandbox kills the sandbox and its containers at t, as the runtime reports a dead

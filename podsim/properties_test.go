@@ -1,6 +1,7 @@
 package podsim
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/podstate"
 )
 
@@ -118,11 +120,11 @@ func play(t *rapid.T, sc scenario, keep func(i int) bool, visit func(at float64,
 		cfg.Cache = &Cache{}
 		// Another pod interns first: the cache must not leak between pods.
 		other := cfg
-		other.IPAM = nil
-		New(genPodFixed(), other, sec(0))
+		other.IPAM, _ = NewIPAM("10.244.4.0/24")
+		newAt(genPodFixed(), other, sec(0))
 	}
 	pod := sc.pod.DeepCopy()
-	sim, _ := New(pod, cfg, sec(0))
+	sim, _ := newAt(pod, cfg, sec(0))
 	out := map[float64]Facts{}
 	deleted := false
 	for i, at := range sc.times {
@@ -131,12 +133,12 @@ func play(t *rapid.T, sc scenario, keep func(i int) bool, visit func(at float64,
 			pod = pod.DeepCopy()
 			pod.DeletionTimestamp = &metav1.Time{Time: sec(sc.deleteAt)}
 			pod.DeletionGracePeriodSeconds = ptr.To(sc.grace)
-			sim.Update(pod, sec(sc.deleteAt))
+			updateAt(sim, pod, sec(sc.deleteAt))
 		}
 		if !keep(i) && i != len(sc.times)-1 {
 			continue
 		}
-		f := sim.Facts(sec(at))
+		f := factsAt(sim, sec(at))
 		out[at] = f
 		if visit != nil {
 			visit(at, f, pod)
@@ -228,18 +230,18 @@ func TestPropNextIsTheNextChange(t *testing.T) {
 		sc := genScenario(t)
 		sc.deleteAt = -1
 		ipam, _ := NewIPAM("10.244.3.0/24")
-		sim, _ := New(sc.pod, Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 3}, sec(0))
+		sim, _ := newAt(sc.pod, Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 3}, sec(0))
 		for _, at := range sc.times {
-			f := sim.Facts(sec(at))
+			f := factsAt(sim, sec(at))
 			next := sim.Next()
 			if next.IsZero() {
-				if later := sim.Facts(sec(at + 3600)); cmp.Diff(f, later) != "" {
+				if later := factsAt(sim, sec(at+3600)); cmp.Diff(f, later) != "" {
 					t.Fatalf("at %gs: no next change, but the facts change later:\n%s", at, cmp.Diff(f, later))
 				}
 				return
 			}
 			mid := sec(at).Add(next.Sub(sec(at)) / 2)
-			if g := sim.Facts(mid); cmp.Diff(f, g) != "" {
+			if g := factsAt(sim, mid); cmp.Diff(f, g) != "" {
 				t.Fatalf("at %gs: facts changed before next %v:\n%s", at, next.Sub(t0), cmp.Diff(f, g))
 			}
 		}
@@ -262,8 +264,8 @@ func TestPropIPsUniquePerNode(t *testing.T) {
 			} else if ok {
 				continue
 			}
-			p, errs := New(mkPod(name, ctn("app")), cfg, sec(float64(i)))
-			f := p.Facts(sec(float64(i)))
+			p, errs := newAt(mkPod(name, ctn("app")), cfg, sec(float64(i)))
+			f := factsAt(p, sec(float64(i)))
 			if len(held) >= 13 {
 				if len(errs) == 0 || len(f.PodIPs) != 0 {
 					t.Fatalf("pod %d on a full node got IP %v", len(held)+1, f.PodIPs)
@@ -326,26 +328,23 @@ func TestIPAM(t *testing.T) {
 	_ = time.Second
 }
 
-func TestHashedIPWithoutIPAM(t *testing.T) {
-	for _, cidr := range []string{"10.244.3.0/24", "10.0.0.0/30", "fd00::/64", ""} {
-		want := cidr
-		if want == "" {
-			want = "10.88.0.0/16"
-		}
-		pfx := netip.MustParsePrefix(want)
-		for seed := uint64(0); seed < 300; seed++ {
-			ip, err := hashedIP(cidr, seed*0x9e3779b97f4a7c15)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := netip.MustParseAddr(ip)
-			if !pfx.Contains(a) || a == pfx.Addr() || a == pfx.Addr().Next() {
-				t.Fatalf("%s: %s", cidr, ip)
-			}
-			if pfx.Addr().Is4() && a == lastAddr(pfx) {
-				t.Fatalf("%s: broadcast %s", cidr, ip)
-			}
-		}
+// Config.IPAM is required but for a pod on the host's network: there is no other source of
+// pod IPs.
+func TestNewRequiresIPAM(t *testing.T) {
+	pod := mkPod("web", ctn("app"))
+	if p, _, err := New(pod, Config{Node: testNode()}); !errors.Is(err, podstatus.ErrInvalidInput) || p != nil {
+		t.Fatalf("New without IPAM: %v, %v; want an input error", p, err)
+	}
+	if _, _, err := New(nil, testConfig(t, Fast())); !errors.Is(err, podstatus.ErrInvalidInput) {
+		t.Fatalf("New(nil): %v; want an input error", err)
+	}
+	pod.Spec.HostNetwork = true
+	p, w, err := New(pod, Config{Node: testNode(), Profile: Fast()})
+	if err != nil || w.Err() != nil {
+		t.Fatalf("New of a host-network pod without IPAM: %v, %v", err, w.Err())
+	}
+	if ips := p.Advance().PodIPs; len(ips) != 1 || ips[0] != testNode().HostIPs[0] {
+		t.Errorf("host-network pod IPs %v, want the node's", ips)
 	}
 }
 

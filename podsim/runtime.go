@@ -2,7 +2,6 @@ package podsim
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -29,6 +28,7 @@ const (
 	purposeLiveness
 	purposeStop
 	purposeContainerID
+	purposeSandboxFailures
 )
 
 func (p *Pod) draw(purpose uint64, i int, n int32) uint64 {
@@ -95,42 +95,6 @@ func imageRef(image string) (string, string) {
 		tag = "latest"
 	}
 	return name + ":" + tag, name + "@" + digest
-}
-
-// hashedIP picks an address of cidr from seed, for a Config without IPAM.
-func hashedIP(cidr string, seed uint64) (string, error) {
-	if cidr == "" {
-		cidr = "10.88.0.0/16"
-	}
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return "", fmt.Errorf("podsim: parsing pod CIDR: %w", err)
-	}
-	p = p.Masked()
-	host := p.Addr().BitLen() - p.Bits()
-	if host < 2 {
-		return "", fmt.Errorf("podsim: pod CIDR %s has no room for pod addresses", cidr)
-	}
-	// Skip the network address and the gateway, and for IPv4 the broadcast address.
-	span := uint64(1)<<min(host, 32) - 2
-	if p.Addr().Is4() {
-		span--
-	}
-	if span == 0 {
-		return "", fmt.Errorf("podsim: pod CIDR %s has no room for pod addresses", cidr)
-	}
-	b := p.Addr().As16()
-	off := 2 + seed%span
-	for i := 15; i >= 0 && off > 0; i-- {
-		s := uint64(b[i]) + off&0xff
-		b[i] = byte(s)
-		off = off>>8 + s>>8
-	}
-	ip := netip.AddrFrom16(b)
-	if p.Addr().Is4() {
-		ip = ip.Unmap()
-	}
-	return ip.String(), nil
 }
 
 func mtime(ns int64) metav1.Time {

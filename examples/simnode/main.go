@@ -11,10 +11,16 @@
 //	go run ./examples/simnode -pods 70 -seed 42 -json
 //	go run ./examples/simnode -speed 10       # pace it: 10 simulated seconds per real second
 //
+// The pods run on podsim, the simulated runtime the fleet agent serves; each lifecycle is
+// a pod spec with sim.podstatus.io/ annotations.
+//
 // It prints a timeline of condition transitions (pod, condition, status, reason,
 // lastTransitionTime, who wrote it) and of the PATCHes sent, then a summary: pods, status
-// changes, PATCHes sent and skipped, requests per change, and each pod's KEP-3085
-// sandbox-creation latency.
+// changes, PATCHes sent and skipped, requests per change, pods deleted, and each pod's
+// KEP-3085 sandbox-creation latency. A PATCH line lists the status fields the patch sets
+// and, in brackets, the conditions it touches with their new status; "~" marks a
+// condition whose status the patch leaves as it is (it changes only its reason, message
+// or lastTransitionTime).
 package main
 
 import (
@@ -50,7 +56,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	patches := fs.Bool("patches", false, "print every PATCH body under its one-line digest")
 	quiet := fs.Bool("summary-only", false, "print only the summary")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: simnode [flags]\n\nRuns a simulated node against an in-memory API server and prints the condition timeline and a summary.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: simnode [flags]\n\nRuns a simulated node against an in-memory API server and prints the condition timeline and a summary.\n"+
+			"A PATCH line lists the status fields the patch sets and, in brackets, the conditions it touches with their\n"+
+			"new status; \"~\" marks a condition whose status the patch leaves unchanged (reason, message or time only).\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -85,11 +93,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return rep.WriteJSON(stdout)
-	}
 	if *quiet {
 		rep.Timeline = nil
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
 	}
 	return rep.WriteText(stdout, *patches)
 }

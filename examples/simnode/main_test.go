@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,43 @@ func TestBadFlags(t *testing.T) {
 		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
 			t.Errorf("run(%q) succeeded, want an error", args)
 		}
+	}
+}
+
+// Every run length prints a summary, also one that ends before every pod was created.
+func TestEveryShortRun(t *testing.T) {
+	for seconds := 1; seconds <= 7; seconds++ {
+		var out bytes.Buffer
+		if err := run([]string{"-seconds", fmt.Sprint(seconds)}, &out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("-seconds %d: %v", seconds, err)
+		}
+		if !strings.Contains(out.String(), "summary\n") {
+			t.Errorf("-seconds %d: no summary in\n%s", seconds, out.String())
+		}
+	}
+}
+
+func TestJSONSummaryOnly(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-json", "-summary-only", "-seconds", "20"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	if _, ok := rep["timeline"]; ok {
+		t.Errorf("-summary-only printed the timeline")
+	}
+	if _, ok := rep["summary"]; !ok {
+		t.Errorf("no summary")
+	}
+}
+
+func TestHelpExplainsTheDigest(t *testing.T) {
+	var errb bytes.Buffer
+	_ = run([]string{"-h"}, &bytes.Buffer{}, &errb)
+	if !strings.Contains(errb.String(), `"~" marks a condition`) {
+		t.Errorf("help does not explain ~:\n%s", errb.String())
 	}
 }

@@ -26,7 +26,7 @@
 //     UID precondition and grace period 0, as the kubelet's status manager does.
 //
 // On a restart the pods already running are resumed from their server status
-// (podsim.Adopt): no phase regression, no Ready flap, no restart counted.
+// (podsim.New resumes them): no phase regression, no Ready flap, no restart counted.
 package agent
 
 import (

@@ -236,7 +236,7 @@ func (a *agent) addNode(n *v1.Node, index int, created bool) {
 		ipam, _ = podsim.NewIPAM(cidr)
 	}
 	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
-		sim: podsim.Node{Name: n.Name, PodCIDR: cidr, HostIPs: ips}}
+		sim: podsim.Node{Name: n.Name, HostIPs: ips}}
 	if _, ready := findNodeCondition(n.Status.Conditions, v1.NodeReady); ready != nil && ready.Status == v1.ConditionTrue {
 		ns.readySince = ready.LastTransitionTime
 	}

@@ -2,10 +2,8 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,12 +137,14 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
-		a.startSim(e, pod, now)
+		if !a.startSim(e, pod) {
+			return
+		}
 	} else if e.simRV != pod.ResourceVersion {
-		e.sim.Update(pod, now)
+		e.sim.Update(pod)
 		e.simRV = pod.ResourceVersion
 	}
-	facts := e.sim.Facts(now)
+	facts := e.sim.Advance()
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
 	in := facts.Input(pod, nil)
 	var previous *v1.PodStatus
@@ -171,36 +171,35 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 }
 
-// startSim starts the simulated runtime of a pod the agent has not stepped yet, resuming
-// it from its server status when an earlier run of a node agent served it.
-func (a *agent) startSim(e *podEntry, pod *v1.Pod, now time.Time) {
-	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed, Cache: &a.simCache, Features: a.cfg.Features}
-	var errs []error
-	if adoptable(pod) {
-		e.sim, errs = podsim.Adopt(pod, cfg, now)
-	} else {
-		e.sim, errs = podsim.New(pod, cfg, now)
+// startSim starts the simulated runtime of a pod the agent has not stepped yet (podsim.New
+// resumes a pod an earlier agent process ran), and reports the problems podsim warns
+// about: an invalid annotation or no pod IP left is the pod author's or the operator's
+// business (a Warning Event on the pod, as the kubelet's FailedCreatePodSandBox event for
+// the latter), anything else is logged. It reports false when the pod cannot be
+// simulated at all.
+func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
+	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
+		Cache: &a.simCache, Clock: a.cfg.Clock, Features: a.cfg.Features}
+	sim, w, err := podsim.New(pod, cfg)
+	if err != nil {
+		a.counts.errors.Add(1)
+		a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))
+		return false
 	}
+	e.sim = sim
 	e.simRV = pod.ResourceVersion
-	for _, err := range errs {
-		var ae *podsim.AnnotationError
-		if !errors.As(err, &ae) {
-			// Not the pod author's doing. No pod IP left in the node's CIDR leaves the
-			// pod Pending (as behind a kubelet whose network plugin has no address
-			// left): say so on the pod, as the kubelet's FailedCreatePodSandBox event
-			// does. Anything else (an adopted pod's IP already taken, say) changes
-			// nothing the pod shows: log it.
-			if errors.Is(err, podsim.ErrPodCIDRExhausted) {
-				a.log.Error(err, "Pod cannot start", "pod", klogRef(pod))
-				a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", err)
-			} else {
-				a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", err)
-			}
-			continue
-		}
+	for _, err := range w.Annotations {
 		a.counts.invalidAnnotations.Add(1)
 		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonInvalidSimAnnotation, "%v", err)
 	}
+	if w.NoIP != nil {
+		a.log.Error(w.NoIP, "Pod cannot start", "pod", klogRef(pod))
+		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonSimulationError, "%v", w.NoIP)
+	}
+	if w.IPNotReserved != nil {
+		a.log.Info("Simulation adjusted", "pod", klogRef(pod), "err", w.IPNotReserved)
+	}
+	return true
 }
 
 // countingDeleter is the Manager's status.PodDeleter: the kubelet's UID-preconditioned
@@ -224,14 +223,6 @@ func (d countingDeleter) DeletePod(ctx context.Context, namespace, name string, 
 func (a *agent) couldHaveRunningContainers(pod *v1.Pod) bool {
 	e := a.pods.get(pod.UID)
 	return e != nil && e.couldRun.Load()
-}
-
-// adoptable reports whether a pod's server status comes from an earlier run of a node
-// agent (it has a start time or container statuses), so that podsim.Adopt resumes it
-// instead of starting it over.
-func adoptable(pod *v1.Pod) bool {
-	s := &pod.Status
-	return s.StartTime != nil || len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0
 }
 
 func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

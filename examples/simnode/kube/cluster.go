@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/examples/simnode/sim"
 	"github.com/podstatus/podstatus/status/kubeclient"
@@ -77,6 +78,18 @@ func (c *Cluster) DeletePod(ctx context.Context, namespace, name string, _ time.
 		return nil, fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
 	return c.Peek(ctx, namespace, name)
+}
+
+// DeleteFinishedPod implements sim.Cluster: a DELETE with the pod's UID as a precondition
+// and grace period 0, as the kubelet's status manager sends it. Not found and a failed
+// precondition (409 Conflict) count as done.
+func (c *Cluster) DeleteFinishedPod(ctx context.Context, namespace, name string, uid types.UID) error {
+	err := c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(uid))})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	}
+	return nil
 }
 
 // Peek implements sim.Cluster with a GET (in a real agent, an informer's cache read).

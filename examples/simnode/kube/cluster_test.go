@@ -30,9 +30,13 @@ func TestRunAgainstFakeClientset(t *testing.T) {
 		return false, nil, nil
 	})
 	// Nor does it delete gracefully: a real API server only marks a pod bound to a node
-	// with a deletionTimestamp and leaves it to the node's agent to finish.
+	// with a deletionTimestamp and leaves it to the node's agent to finish, with a DELETE
+	// of grace period 0.
 	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		d := a.(k8stesting.DeleteAction)
+		if g := d.GetDeleteOptions().GracePeriodSeconds; g != nil && *g == 0 {
+			return false, nil, nil // the tracker deletes it
+		}
 		obj, err := cs.Tracker().Get(v1.SchemeGroupVersion.WithResource("pods"), d.GetNamespace(), d.GetName())
 		if err != nil {
 			return true, nil, err
@@ -40,6 +44,7 @@ func TestRunAgainstFakeClientset(t *testing.T) {
 		p := obj.(*v1.Pod).DeepCopy()
 		now := metav1.Now()
 		p.DeletionTimestamp = &now
+		p.Generation++ // a graceful deletion bumps the generation
 		return true, nil, cs.Tracker().Update(v1.SchemeGroupVersion.WithResource("pods"), p, d.GetNamespace())
 	})
 	c := New(cs)

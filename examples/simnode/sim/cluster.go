@@ -6,18 +6,26 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podstatus/podstatus/status"
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
 // Cluster is the API server the simulation runs against. The node agent's own requests go
-// through the embedded status.Client (they are counted and shown); the other methods are
-// the rest of the world — the scheduler, the load-balancer controller, a user deleting a
-// pod, the node agent's informer — and are not counted as the agent's requests.
+// through the embedded status.Client (they are counted and shown) and DeleteFinishedPod
+// (counted as Summary.Deletes); the other methods are the rest of the world — the
+// scheduler, the load-balancer controller, a user deleting a pod, the node agent's
+// informer — and are not counted as the agent's requests.
 type Cluster interface {
 	status.Client
+	// DeleteFinishedPod deletes the pod object for good, as a node agent does once a
+	// deleted pod's containers have stopped and its terminal status is on the server:
+	// with uid as a precondition and grace period 0. A pod already gone, or whose name
+	// now belongs to another pod (the precondition failed), counts as deleted.
+	DeleteFinishedPod(ctx context.Context, namespace, name string, uid types.UID) error
 	// CreatePod creates the pod and returns the stored copy.
 	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
 	// WriteCondition writes cond into the pod's status as another controller (the
@@ -62,11 +70,31 @@ func (m Memory) DeletePod(_ context.Context, namespace, name string, now time.Ti
 	p, err := m.Update(namespace, name, func(p *v1.Pod) {
 		ts := metav1.NewTime(now)
 		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &ts, &grace
+		if p.Generation > 0 {
+			p.Generation++ // as the API server does (k8s.io/apiserver/pkg/registry/rest: BeforeDelete)
+		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
 	return p, nil
+}
+
+// DeleteFinishedPod implements Cluster.
+func (m Memory) DeleteFinishedPod(_ context.Context, namespace, name string, uid types.UID) error {
+	p, err := m.Get(namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	case p.UID != uid:
+		return nil // the UID precondition failed: another pod of that name
+	}
+	if err := m.Delete(namespace, name); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
+	}
+	return nil
 }
 
 // Peek implements Cluster.

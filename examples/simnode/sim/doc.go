@@ -2,8 +2,10 @@
 // their lives — sandbox creation with delays and failures, init containers, a sidecar,
 // readiness probes, a readiness gate set by a simulated load-balancer controller, a
 // crash-looping container, a sandbox crash and recreation, a batch job that completes, and
-// graceful termination — with podstate.Generate building each status from the runtime facts
-// and status.Manager sending it to an API server.
+// graceful termination — on podsim, the simulated container runtime the fleet agent
+// serves (each lifecycle is a pod spec with sim.podstatus.io/ annotations), with
+// podstate.Generate building each status from the runtime facts and status.Manager
+// sending it to an API server.
 //
 // Time is a fake clock stepped one second at a time, so a run takes seconds and, for a
 // given seed, prints the same timeline every time. The API server is anything that

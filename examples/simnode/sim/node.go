@@ -6,14 +6,18 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/internal/accept"
+	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/status"
 )
@@ -22,7 +26,8 @@ import (
 type Config struct {
 	// Pods is how many pods to run; their kinds cycle through Kinds(). Default 7.
 	Pods int
-	// Seed draws every pod's timing. The same seed gives the same run.
+	// Seed draws every pod's timing (it is podsim's Config.Seed) and when the
+	// KindTerminating pods are deleted. The same seed gives the same run.
 	Seed uint64
 	// Seconds is how long to simulate. Default 60.
 	Seconds int
@@ -54,24 +59,34 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// podCIDR is the simulated node's pod CIDR: room for every pod a run may have.
+const podCIDR = "10.244.0.0/14"
+
+// hostIP is the simulated node's IP.
+const hostIP = "10.0.0.1"
+
 // lbDelay is how long the load-balancer controller takes to register a pod whose
 // containers are ready (and to deregister one that is not).
 const lbDelay = 2
 
 // simPod is one pod of the run.
 type simPod struct {
-	name      string
-	kind      Kind
-	script    script
-	createAt  int
-	ip        string
-	pod       *v1.Pod // the server's copy, as the informer last saw it
-	created   bool
-	deleted   bool
-	finished  bool // TerminatePod called
-	seenConds []v1.PodCondition
-	readyAt   int // when the LB controller first saw ContainersReady True; -1 if not
-	latency   int
+	name     string
+	kind     Kind
+	createAt int
+	deleteAt int     // when the user deletes the pod (seconds since the start); -1: never
+	pod      *v1.Pod // the server's copy, as the informer last saw it
+	created  bool
+	deleted  bool // the user deleted it (graceful deletion under way)
+	// the node agent's state of the pod
+	sim        *podsim.Pod
+	simObj     *v1.Pod     // the pod object last given to sim
+	couldRun   atomic.Bool // sim.CouldHaveRunningContainers after the last step
+	terminated bool        // TerminatePod called
+	gone       bool        // the node agent deleted the pod object
+	seenConds  []v1.PodCondition
+	readyAt    int // when the LB controller first saw ContainersReady True; -1 if not
+	latency    int
 }
 
 // counting wraps the node agent's client to count its requests and record its patches.
@@ -123,15 +138,32 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	clk := clocktesting.NewFakeClock(cfg.Start)
 	client := &counting{Client: cluster}
 	sk := &skips{}
-	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed}})
 
 	kinds := Kinds()
 	pods := make([]*simPod, cfg.Pods)
+	byUID := make(map[types.UID]*simPod, len(pods))
 	for i := range pods {
 		k := kinds[i%len(kinds)]
-		pods[i] = &simPod{name: fmt.Sprintf("%s-%d", k, i), kind: k, script: newScript(k, r),
-			createAt: (i * 2) % 10, ip: fmt.Sprintf("10.244.%d.%d", i/250, i%250+2), readyAt: -1, latency: -1}
+		p := &simPod{name: fmt.Sprintf("%s-%d", k, i), kind: k, createAt: (i * 2) % 10, deleteAt: -1, readyAt: -1, latency: -1}
+		if k == KindTerminating {
+			p.deleteAt = p.createAt + deleteMin + r.IntN(deleteMax-deleteMin+1)
+		}
+		pods[i] = p
 	}
+	// The kubelet's PodCouldHaveRunningContainers: a terminal phase waits until the
+	// runtime has stopped every container. Read during Sync, when no pod is stepped.
+	couldRun := func(pod *v1.Pod) bool {
+		p := byUID[pod.UID]
+		return p != nil && p.couldRun.Load()
+	}
+	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed},
+		CouldHaveRunningContainers: couldRun})
+	ipam, err := podsim.NewIPAM(podCIDR)
+	if err != nil {
+		return nil, err
+	}
+	simCfg := podsim.Config{Node: podsim.Node{Name: cfg.Node, HostIPs: []string{hostIP}}, IPAM: ipam,
+		Profile: podsim.Default(), Seed: cfg.Seed, Cache: &podsim.Cache{}, Clock: clk}
 
 	index := make(map[string]int, len(pods))
 	for i, p := range pods {
@@ -149,7 +181,24 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 				if err := create(ctx, cluster, cfg, p, now); err != nil {
 					return nil, err
 				}
+				byUID[p.pod.UID] = p
 				mgr.ObservePod(p.pod) // the informer's ADDED event
+				sim, w, err := podsim.New(p.pod, simCfg)
+				if err == nil {
+					err = w.Err() // the annotations are ours and the CIDR is large: a bug
+				}
+				if err != nil {
+					return nil, fmt.Errorf("pod %s: %w", p.name, err)
+				}
+				p.sim, p.simObj = sim, p.pod
+			}
+			if p.created && !p.deleted && p.deleteAt >= 0 && sec >= p.deleteAt {
+				got, err := cluster.DeletePod(ctx, p.pod.Namespace, p.name, now) // the user
+				if err != nil {
+					return nil, err
+				}
+				p.pod, p.deleted = got, true
+				mgr.ObservePod(got)
 			}
 		}
 		// The informer: every pod's server copy goes to the manager, as a watch delivers it.
@@ -163,10 +212,16 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		for _, p := range pods {
-			if !p.created || p.finished {
+			if !p.created || p.gone {
 				continue
 			}
-			changed, err := agentStep(ctx, cluster, mgr, cfg, p, sec, now)
+			if p.pod != p.simObj { // a newer copy read from the server, as an informer update
+				p.sim.Update(p.pod)
+				p.simObj = p.pod
+			}
+			facts := p.sim.Advance()
+			p.couldRun.Store(p.sim.CouldHaveRunningContainers())
+			changed, err := step(ctx, cluster, mgr, p, facts)
 			if err != nil {
 				return nil, err
 			}
@@ -207,9 +262,15 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 		s.RequestsPerChange = float64(s.Requests) / float64(changes)
 	}
 	for _, p := range pods {
-		ps := PodSummary{Name: p.name, Kind: p.kind, Phase: string(p.pod.Status.Phase), Ready: "-", SandboxLatencySeconds: p.latency}
-		if c := conditions.Get(p.pod.Status.Conditions, v1.PodReady); c != nil {
-			ps.Ready = string(c.Status)
+		ps := PodSummary{Name: p.name, Kind: p.kind, Ready: "-", SandboxLatencySeconds: p.latency}
+		if p.gone {
+			s.Deletes++
+		}
+		if p.created {
+			ps.Phase = string(p.pod.Status.Phase)
+			if c := conditions.Get(p.pod.Status.Conditions, v1.PodReady); c != nil {
+				ps.Ready = string(c.Status)
+			}
 		}
 		s.PerPod = append(s.PerPod, ps)
 	}
@@ -233,7 +294,7 @@ func create(ctx context.Context, cluster Cluster, cfg Config, p *simPod, now tim
 // observe refreshes every pod's server copy and hands changed ones to the manager.
 func observe(ctx context.Context, cluster Cluster, mgr *status.Manager, pods []*simPod) error {
 	for _, p := range pods {
-		if !p.created {
+		if !p.created || p.gone {
 			continue
 		}
 		got, err := cluster.Peek(ctx, p.pod.Namespace, p.name)
@@ -253,7 +314,7 @@ func observe(ctx context.Context, cluster Cluster, mgr *status.Manager, pods []*
 // deregisters (gate False) a pod whose containers stopped being ready.
 func loadBalancer(ctx context.Context, cluster Cluster, pods []*simPod, sec int, now time.Time) error {
 	for _, p := range pods {
-		if !p.created || !hasGate(p.pod) {
+		if !p.created || p.gone || !hasGate(p.pod) {
 			continue
 		}
 		cr := conditions.Get(p.pod.Status.Conditions, v1.ContainersReady)
@@ -294,47 +355,49 @@ func hasGate(p *v1.Pod) bool {
 	return false
 }
 
-// agentStep is the node agent's pod sync for one pod: read the runtime's facts, build the
-// status with podstate.Generate, hand it to the manager; finish a deleted pod whose
-// containers stopped. It reports whether the cached status changed.
-func agentStep(ctx context.Context, cluster Cluster, mgr *status.Manager, cfg Config, p *simPod, sec int, now time.Time) (bool, error) {
-	f := p.script.at(sec-p.createAt, cfg.Start.Add(time.Duration(p.createAt)*time.Second), p.name, p.ip)
-	if f.deleted && !p.deleted {
-		got, err := cluster.DeletePod(ctx, p.pod.Namespace, p.name, now)
-		if err != nil {
-			return false, err
-		}
-		p.pod, p.deleted = got, true
-		mgr.ObservePod(got)
-	}
-	before, cached := mgr.GetPodStatus(p.pod.UID)
+// step is the node agent's sync of one pod, the kubelet's per-pod status step: the
+// runtime's facts become a status through podstate.Generate, which goes to the status
+// manager; once every container has stopped (facts.Stopped) the manager's TerminatePod
+// (pkg/kubelet/kubelet.go: SyncTerminatingPod); once a deleted pod has stopped
+// (facts.Done) and its terminal status is on the server, the pod object is deleted with
+// its UID as a precondition (pkg/kubelet/status/status_manager.go: canBeDeleted) and the
+// pod forgotten. It reports whether the manager's cached status changed.
+func step(ctx context.Context, cluster Cluster, mgr *status.Manager, p *simPod, facts podsim.Facts) (bool, error) {
+	pod := p.pod
+	before, cached := mgr.GetPodStatus(pod.UID)
 	var prev *v1.PodStatus
 	if cached {
 		prev = &before
 	}
-	st, err := podstate.Generate(podstate.Input{
-		Pod: p.pod, OldStatus: prev, Sandboxes: f.sandboxes, HostIPs: []string{"10.0.0.1"},
-		Containers: f.containers, Terminal: f.terminal,
-	})
+	st, err := podstate.Generate(facts.Input(pod, prev))
 	if err != nil {
 		return false, fmt.Errorf("pod %s: generate status: %w", p.name, err)
 	}
-	if err := mgr.SetPodStatus(p.pod, st); err != nil {
+	if err := mgr.SetPodStatus(pod, st); err != nil {
 		return false, fmt.Errorf("pod %s: set status: %w", p.name, err)
 	}
-	if f.terminal && p.deleted {
-		if err := mgr.TerminatePod(p.pod); err != nil {
+	if facts.Stopped && !p.terminated {
+		if err := mgr.TerminatePod(pod); err != nil {
 			return false, fmt.Errorf("pod %s: terminate: %w", p.name, err)
 		}
-		p.finished = true
+		p.terminated = true
 	}
-	after, _ := mgr.GetPodStatus(p.pod.UID)
-	return !cached || !apiequality.Semantic.DeepEqual(before, after), nil
+	after, _ := mgr.GetPodStatus(pod.UID)
+	changed := !cached || !apiequality.Semantic.DeepEqual(before, after)
+	if facts.Done && pod.DeletionTimestamp != nil && accept.Terminal(pod.Status.Phase) && accept.Terminal(after.Phase) {
+		if err := cluster.DeleteFinishedPod(ctx, pod.Namespace, pod.Name, pod.UID); err != nil {
+			return changed, err
+		}
+		mgr.ForgetPod(pod.UID)
+		p.sim.Release()
+		p.gone = true
+	}
+	return changed, nil
 }
 
 // transitions returns the condition changes on the server since the last look.
 func transitions(p *simPod, sec int) []Event {
-	if !p.created {
+	if !p.created || p.gone {
 		return nil
 	}
 	var out []Event

@@ -33,8 +33,10 @@ type Event struct {
 
 // PodSummary is the outcome for one pod.
 type PodSummary struct {
-	Name  string `json:"name"`
-	Kind  Kind   `json:"kind"`
+	Name string `json:"name"`
+	Kind Kind   `json:"kind"`
+	// Phase is the pod's last phase seen on the server; empty when the run ended before
+	// the pod was created.
 	Phase string `json:"phase"`
 	Ready string `json:"ready"`
 	// SandboxLatencySeconds is KEP-3085's pod sandbox creation latency: the first
@@ -45,12 +47,15 @@ type PodSummary struct {
 
 // Summary totals a run.
 type Summary struct {
-	Pods              int          `json:"pods"`
-	SimulatedSeconds  int          `json:"simulatedSeconds"`
-	StatusChanges     int          `json:"statusChanges"`
-	PatchesSent       int          `json:"patchesSent"`
-	PatchesSkipped    int          `json:"patchesSkipped"`
-	Gets              int          `json:"gets"`
+	Pods             int `json:"pods"`
+	SimulatedSeconds int `json:"simulatedSeconds"`
+	StatusChanges    int `json:"statusChanges"`
+	PatchesSent      int `json:"patchesSent"`
+	PatchesSkipped   int `json:"patchesSkipped"`
+	Gets             int `json:"gets"`
+	// Deletes counts the pod objects the node agent deleted once they terminated; they are
+	// not status requests and not in Requests.
+	Deletes           int          `json:"deletes"`
 	Requests          int          `json:"requests"`
 	RequestsPerChange float64      `json:"requestsPerChange"`
 	PerPod            []PodSummary `json:"perPod"`
@@ -59,7 +64,7 @@ type Summary struct {
 // Report is everything a run produced.
 type Report struct {
 	Start    time.Time `json:"start"`
-	Timeline []Event   `json:"timeline"`
+	Timeline []Event   `json:"timeline,omitempty"`
 	Summary  Summary   `json:"summary"`
 }
 
@@ -108,6 +113,7 @@ func (r *Report) WriteText(w io.Writer, patches bool) error {
 	fmt.Fprintf(w, "  PATCHes sent          %d\n", s.PatchesSent)
 	fmt.Fprintf(w, "  PATCHes skipped       %d (status already up to date)\n", s.PatchesSkipped)
 	fmt.Fprintf(w, "  GETs                  %d\n", s.Gets)
+	fmt.Fprintf(w, "  DELETEs               %d (terminated pods, with a UID precondition)\n", s.Deletes)
 	fmt.Fprintf(w, "  requests per change   %.2f (the kubelet: 2, a GET before every PATCH)\n", s.RequestsPerChange)
 	fmt.Fprintf(w, "\n  sandbox-creation latency (KEP-3085: PodReadyToStartContainers - PodScheduled)\n")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -117,7 +123,11 @@ func (r *Report) WriteText(w io.Writer, patches bool) error {
 		if p.SandboxLatencySeconds >= 0 {
 			lat = fmt.Sprintf("%ds", p.SandboxLatencySeconds)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Phase, p.Ready, lat)
+		phase := p.Phase
+		if phase == "" {
+			phase = "-" // not created yet
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, phase, p.Ready, lat)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)

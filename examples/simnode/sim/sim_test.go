@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -145,5 +146,55 @@ func TestDigest(t *testing.T) {
 	want := fmt.Sprintf("%d bytes: conditions,phase [Ready=True ContainersReady=~] phase=Running", len(patch))
 	if got != want {
 		t.Fatalf("digest = %q, want %q", got, want)
+	}
+}
+
+// The pods run on podsim: a crash-looping container waits with the kubelet's back-off
+// message, and a deleted pod is deleted by the node agent once it terminated.
+func TestRunsOnPodsim(t *testing.T) {
+	mem := NewMemory()
+	var mu sync.Mutex
+	backOff := false
+	mem.OnWrite(func(e statustest.Event) {
+		for _, c := range e.Pod.Status.ContainerStatuses {
+			if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" &&
+				strings.HasPrefix(w.Message, "back-off 10s restarting failed container=worker pod=crashloop-2_default(") {
+				mu.Lock()
+				backOff = true
+				mu.Unlock()
+			}
+		}
+	})
+	rep, err := Run(context.Background(), mem, Config{Seed: 1, Pods: 14})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !backOff {
+		t.Error("no CrashLoopBackOff with podsim's message on the server")
+	}
+	if rep.Summary.Deletes != 2 {
+		t.Errorf("%d pods deleted, want the 2 terminating ones", rep.Summary.Deletes)
+	}
+	for _, name := range []string{"terminating-6", "terminating-13"} {
+		if _, err := mem.Get("default", name); err == nil {
+			t.Errorf("%s is still on the server", name)
+		}
+	}
+}
+
+// A run that ends before every pod was created reports the missing ones without a phase.
+func TestShortRuns(t *testing.T) {
+	for seconds := 1; seconds <= 9; seconds++ {
+		rep, err := Run(context.Background(), NewMemory(), Config{Seed: 1, Seconds: seconds})
+		if err != nil {
+			t.Fatalf("-seconds %d: %v", seconds, err)
+		}
+		for _, p := range rep.Summary.PerPod {
+			if created := p.Phase != ""; created != (seconds >= int(p.Name[len(p.Name)-1]-'0')*2%10) {
+				t.Errorf("-seconds %d: %s has phase %q", seconds, p.Name, p.Phase)
+			}
+		}
 	}
 }
