@@ -11,14 +11,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podstatus/podstatus/conditions"
-	"github.com/podstatus/podstatus/internal/accept"
 	"github.com/podstatus/podstatus/podsim"
-	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/status"
 )
 
@@ -79,22 +78,37 @@ type simPod struct {
 	created  bool
 	deleted  bool // the user deleted it (graceful deletion under way)
 	// the node agent's state of the pod
-	sim        *podsim.Pod
-	simObj     *v1.Pod     // the pod object last given to sim
-	couldRun   atomic.Bool // sim.CouldHaveRunningContainers after the last step
-	terminated bool        // TerminatePod called
-	gone       bool        // the node agent deleted the pod object
-	seenConds  []v1.PodCondition
-	readyAt    int // when the LB controller first saw ContainersReady True; -1 if not
-	latency    int
+	sim       *podsim.Pod
+	simObj    *v1.Pod     // the pod object last given to sim
+	couldRun  atomic.Bool // sim.CouldHaveRunningContainers after the last step
+	gone      bool        // the node agent deleted the pod object
+	seenConds []v1.PodCondition
+	readyAt   int // when the LB controller first saw ContainersReady True; -1 if not
+	latency   int
 }
 
-// counting wraps the node agent's client to count its requests and record its patches.
+// deleter is the Manager's status.PodDeleter: the Cluster's DeleteFinishedPod.
+type deleter struct{ c Cluster }
+
+func (d deleter) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	return d.c.DeleteFinishedPod(ctx, namespace, name, uid)
+}
+
+// counting wraps the node agent's client to count its requests and record its patches
+// and the pods they wrote.
 type counting struct {
 	status.Client
 	mu      sync.Mutex
 	gets    int
 	patches []sentPatch
+	last    map[types.UID]*v1.Pod // the server's answer to each pod's latest PATCH
+}
+
+// written returns the pod as the agent's latest PATCH of it left it, or nil.
+func (c *counting) written(uid types.UID) *v1.Pod {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[uid]
 }
 
 type sentPatch struct {
@@ -113,7 +127,16 @@ func (c *counting) PatchPodStatus(ctx context.Context, namespace, name string, p
 	c.mu.Lock()
 	c.patches = append(c.patches, sentPatch{pod: name, patch: slices.Clone(patch)})
 	c.mu.Unlock()
-	return c.Client.PatchPodStatus(ctx, namespace, name, patch)
+	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
+	if err == nil && p != nil {
+		c.mu.Lock()
+		if c.last == nil {
+			c.last = map[types.UID]*v1.Pod{}
+		}
+		c.last[p.UID] = p
+		c.mu.Unlock()
+	}
+	return p, err
 }
 
 // skips counts the syncs that needed no PATCH.
@@ -157,7 +180,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 		return p != nil && p.couldRun.Load()
 	}
 	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed},
-		CouldHaveRunningContainers: couldRun})
+		CouldHaveRunningContainers: couldRun, Deleter: deleter{cluster}})
 	ipam, err := podsim.NewIPAM(podCIDR)
 	if err != nil {
 		return nil, err
@@ -202,13 +225,13 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 			}
 		}
 		// The informer: every pod's server copy goes to the manager, as a watch delivers it.
-		if err := observe(ctx, cluster, mgr, pods); err != nil {
+		if err := observe(ctx, cluster, client, mgr, pods); err != nil {
 			return nil, err
 		}
 		if err := loadBalancer(ctx, cluster, pods, sec, now); err != nil {
 			return nil, err
 		}
-		if err := observe(ctx, cluster, mgr, pods); err != nil {
+		if err := observe(ctx, cluster, client, mgr, pods); err != nil {
 			return nil, err
 		}
 		for _, p := range pods {
@@ -221,7 +244,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 			}
 			facts := p.sim.Advance()
 			p.couldRun.Store(p.sim.CouldHaveRunningContainers())
-			changed, err := step(ctx, cluster, mgr, p, facts)
+			changed, err := step(mgr, p, facts)
 			if err != nil {
 				return nil, err
 			}
@@ -237,7 +260,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 		for _, sp := range client.patches {
 			rep.Timeline = append(rep.Timeline, Event{At: sec, Pod: sp.pod, What: "patch", Patch: sp.patch, Summary: digest(sp.patch)})
 		}
-		if err := observe(ctx, cluster, mgr, pods); err != nil {
+		if err := observe(ctx, cluster, client, mgr, pods); err != nil {
 			return nil, err
 		}
 		for _, p := range pods {
@@ -292,12 +315,24 @@ func create(ctx context.Context, cluster Cluster, cfg Config, p *simPod, now tim
 }
 
 // observe refreshes every pod's server copy and hands changed ones to the manager.
-func observe(ctx context.Context, cluster Cluster, mgr *status.Manager, pods []*simPod) error {
+func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status.Manager, pods []*simPod) error {
 	for _, p := range pods {
 		if !p.created || p.gone {
 			continue
 		}
 		got, err := cluster.Peek(ctx, p.pod.Namespace, p.name)
+		if apierrors.IsNotFound(err) {
+			// The Manager deleted it once its terminal status was on the server: the
+			// informer's DELETED event. Its last version is the one the agent's last
+			// PATCH wrote (a watch would have delivered it before the deletion).
+			if last := client.written(p.pod.UID); last != nil {
+				p.pod = last
+			}
+			mgr.ForgetPod(p.pod.UID)
+			p.sim.Release()
+			p.gone = true
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("read pod %s: %w", p.name, err)
 		}
@@ -355,44 +390,18 @@ func hasGate(p *v1.Pod) bool {
 	return false
 }
 
-// step is the node agent's sync of one pod, the kubelet's per-pod status step: the
-// runtime's facts become a status through podstate.Generate, which goes to the status
-// manager; once every container has stopped (facts.Stopped) the manager's TerminatePod
-// (pkg/kubelet/kubelet.go: SyncTerminatingPod); once a deleted pod has stopped
-// (facts.Done) and its terminal status is on the server, the pod object is deleted with
-// its UID as a precondition (pkg/kubelet/status/status_manager.go: canBeDeleted) and the
-// pod forgotten. It reports whether the manager's cached status changed.
-func step(ctx context.Context, cluster Cluster, mgr *status.Manager, p *simPod, facts podsim.Facts) (bool, error) {
+// step is the node agent's work on one pod for one second: the runtime's facts go
+// through status.Manager.SyncPod, the kubelet's per-pod status step (the Manager deletes
+// the pod object once its terminal status is on the server, through the Cluster's
+// DeleteFinishedPod). It reports whether the cached status changed.
+func step(mgr *status.Manager, p *simPod, facts podsim.Facts) (bool, error) {
 	pod := p.pod
 	before, cached := mgr.GetPodStatus(pod.UID)
-	var prev *v1.PodStatus
-	if cached {
-		prev = &before
-	}
-	st, err := podstate.Generate(facts.Input(pod, prev))
-	if err != nil {
-		return false, fmt.Errorf("pod %s: generate status: %w", p.name, err)
-	}
-	if err := mgr.SetPodStatus(pod, st); err != nil {
-		return false, fmt.Errorf("pod %s: set status: %w", p.name, err)
-	}
-	if facts.Stopped && !p.terminated {
-		if err := mgr.TerminatePod(pod); err != nil {
-			return false, fmt.Errorf("pod %s: terminate: %w", p.name, err)
-		}
-		p.terminated = true
+	if _, err := mgr.SyncPod(status.SyncPodInput{Facts: facts.Input(pod, nil), Stopped: facts.Stopped}); err != nil {
+		return false, fmt.Errorf("pod %s: %w", p.name, err)
 	}
 	after, _ := mgr.GetPodStatus(pod.UID)
-	changed := !cached || !apiequality.Semantic.DeepEqual(before, after)
-	if facts.Done && pod.DeletionTimestamp != nil && accept.Terminal(pod.Status.Phase) && accept.Terminal(after.Phase) {
-		if err := cluster.DeleteFinishedPod(ctx, pod.Namespace, pod.Name, pod.UID); err != nil {
-			return changed, err
-		}
-		mgr.ForgetPod(pod.UID)
-		p.sim.Release()
-		p.gone = true
-	}
-	return changed, nil
+	return !cached || !apiequality.Semantic.DeepEqual(before, after), nil
 }
 
 // transitions returns the condition changes on the server since the last look.
