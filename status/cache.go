@@ -62,6 +62,9 @@ func (e *entry) pending() bool { return e.hasStatus && e.synced < e.version }
 
 func (e *entry) ref() PodRef { return PodRef{Namespace: e.namespace, Name: e.name, UID: e.uid} }
 
+// refOf is pod's PodRef.
+func refOf(pod *v1.Pod) PodRef { return PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID} }
+
 // snapshot is what a sync reads from an entry, taken under the lock.
 type snapshot struct {
 	version uint64
@@ -129,7 +132,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	// it calls the status manager; callers of this library may not): a non-terminal phase
 	// after a terminal one, cached or on the API copy, keeps the terminal phase.
 	if p := accept.FinalPhase(s.Phase, old.Phase, pod.Status.Phase); p != s.Phase {
-		m.log.V(2).Info("Ignoring illegal phase transition", "pod", klogRef(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
+		m.log.V(2).Info("Ignoring illegal phase transition", "pod", refOf(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
 		s.Phase = p
 	}
 	now := metav1.NewTime(m.clock.Now())
@@ -140,7 +143,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	normalize(pod, &s)
 	same := cached && equalByKubelet(&e.status, &s, m.own)
 	if same && !force {
-		m.log.V(4).Info("Ignoring same status", "pod", klogRef(pod), "podUID", pod.UID)
+		m.log.V(4).Info("Ignoring same status", "pod", refOf(pod), "podUID", pod.UID)
 		return false, nil
 	}
 	if e == nil {
@@ -185,6 +188,3 @@ func (m *Manager) dropLocked(e *entry) {
 	delete(m.held, e)
 	e.gone = true
 }
-
-// klogRef renders a pod as namespace/name for logs.
-func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

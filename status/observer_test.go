@@ -10,14 +10,16 @@ import (
 
 // changeCounter counts OnChange and checks that the Manager's lock is not held.
 type changeCounter struct {
-	NopObserver
 	t    *testing.T
 	m    *Manager
 	mu   sync.Mutex
 	refs []PodRef
 }
 
-func (c *changeCounter) OnChange(p PodRef) {
+func (c *changeCounter) observer() *Observer { return &Observer{OnChange: c.onChange} }
+
+func (c *changeCounter) onChange(ev ChangeEvent) {
+	p := ev.Pod
 	if !c.m.mu.TryLock() {
 		c.t.Error("OnChange called with the Manager's lock held")
 	} else {
@@ -36,7 +38,7 @@ func (c *changeCounter) count() int {
 
 func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 	obs := &changeCounter{t: t}
-	m, _ := mgrNewCache(t, Options{Observer: obs})
+	m, _ := mgrNewCache(t, Options{Observer: obs.observer()})
 	obs.m = m
 	pod := mgrPod()
 	pod.Spec.Containers = []v1.Container{{Name: "app"}}

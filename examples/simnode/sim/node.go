@@ -103,13 +103,12 @@ func (c *counting) PatchPodStatus(ctx context.Context, namespace, name string, p
 
 // skips counts the syncs that needed no PATCH.
 type skips struct {
-	status.NopObserver
 	mu sync.Mutex
 	n  int
 }
 
-func (s *skips) OnSkip(_ status.PodRef, r status.SkipReason) {
-	if r == status.SkipUnchanged {
+func (s *skips) onSkip(ev status.SkipEvent) {
+	if ev.Reason == status.SkipUnchanged {
 		s.mu.Lock()
 		s.n++
 		s.mu.Unlock()
@@ -123,7 +122,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	clk := clocktesting.NewFakeClock(cfg.Start)
 	client := &counting{Client: cluster}
 	sk := &skips{}
-	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed}})
+	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: &status.Observer{OnSkip: sk.onSkip}, Retry: status.RetryOptions{Seed: &cfg.Seed}})
 
 	kinds := Kinds()
 	pods := make([]*simPod, cfg.Pods)
