@@ -333,6 +333,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 	observed := pod.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
+		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
 		e.version++
 		m.markDirtyLocked(e)
 	}
