@@ -1,12 +1,12 @@
 package status
 
 import (
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/podstatus/podstatus/internal/accept"
 )
@@ -79,13 +79,12 @@ func (e *entry) snapshot() snapshot {
 }
 
 // newerRV reports whether resourceVersion a is newer than b. Resource versions are opaque
-// to clients, but every API server in practice (etcd3, and statustest) uses increasing
-// integers; when either does not parse, a differing a counts as newer (it arrived later).
+// to clients, but apimachinery's resourceversion.CompareResourceVersion orders those
+// every API server in practice writes (etcd3's revisions, and statustest's): positive
+// integers. When either is not one, a differing a counts as newer (it arrived later).
 func newerRV(a, b string) bool {
-	ai, errA := strconv.ParseUint(a, 10, 64)
-	bi, errB := strconv.ParseUint(b, 10, 64)
-	if errA == nil && errB == nil {
-		return ai > bi
+	if c, err := resourceversion.CompareResourceVersion(a, b); err == nil {
+		return c > 0
 	}
 	return a != b
 }
