@@ -97,7 +97,7 @@ func TestLogLevels(t *testing.T) {
 	if _, err := srv.Update("new", "foo", func(p *v1.Pod) { p.Status.Message = "other writer" }); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := srv.Get("new", "foo")
+	p, _ := srv.Peek("new", "foo")
 	m.ObservePod(p) // differs on a kubelet-owned field: queued
 	if l := find(opts.take(), "Pod status differs from the cached one; queued"); !strings.Contains(l, `"level":4`) {
 		t.Errorf("queued by a watch event: %q, want a V(4) line", l)

@@ -48,7 +48,7 @@ func mgrWant(t *testing.T, srv *statustest.Server, want string) {
 
 func mgrServerPod(t *testing.T, srv *statustest.Server) *v1.Pod {
 	t.Helper()
-	p, err := srv.Get("new", "foo")
+	p, err := srv.Peek("new", "foo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestWorkers(t *testing.T) {
 	}
 	mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", 3*n))
 	for i := 0; i < n; i++ {
-		p, err := srv.Get("bench", mgrBenchPod(i).Name)
+		p, err := srv.Peek("bench", mgrBenchPod(i).Name)
 		if err != nil {
 			t.Fatal(err)
 		}

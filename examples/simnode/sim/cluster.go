@@ -71,5 +71,5 @@ func (m Memory) DeletePod(_ context.Context, namespace, name string, now time.Ti
 
 // Peek implements Cluster.
 func (m Memory) Peek(_ context.Context, namespace, name string) (*v1.Pod, error) {
-	return m.Get(namespace, name)
+	return m.Server.Peek(namespace, name)
 }
