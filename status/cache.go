@@ -1,12 +1,12 @@
 package status
 
 import (
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/podstatus/podstatus/internal/accept"
 )
@@ -66,6 +66,9 @@ func (e *entry) pending() bool { return e.hasStatus && !e.deleted && e.synced < 
 
 func (e *entry) ref() PodRef { return PodRef{Namespace: e.namespace, Name: e.name, UID: e.uid} }
 
+// refOf is pod's PodRef.
+func refOf(pod *v1.Pod) PodRef { return PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID} }
+
 // snapshot is what a sync reads from an entry, taken under the lock.
 type snapshot struct {
 	version uint64
@@ -80,13 +83,12 @@ func (e *entry) snapshot() snapshot {
 }
 
 // newerRV reports whether resourceVersion a is newer than b. Resource versions are opaque
-// to clients, but every API server in practice (etcd3, and statustest) uses increasing
-// integers; when either does not parse, a differing a counts as newer (it arrived later).
+// to clients, but apimachinery's resourceversion.CompareResourceVersion orders those
+// every API server in practice writes (etcd3's revisions, and statustest's): positive
+// integers. When either is not one, a differing a counts as newer (it arrived later).
 func newerRV(a, b string) bool {
-	ai, errA := strconv.ParseUint(a, 10, 64)
-	bi, errB := strconv.ParseUint(b, 10, 64)
-	if errA == nil && errB == nil {
-		return ai > bi
+	if c, err := resourceversion.CompareResourceVersion(a, b); err == nil {
+		return c > 0
 	}
 	return a != b
 }
@@ -117,7 +119,7 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // Observer.OnChange reports); a forced version of the same status is not a change.
 func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
 	if e != nil && e.deleted {
-		m.log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", klogRef(pod), "podUID", pod.UID)
+		m.log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", refOf(pod), "podUID", pod.UID)
 		return false, nil
 	}
 	var old *v1.PodStatus
@@ -137,7 +139,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	// it calls the status manager; callers of this library may not): a non-terminal phase
 	// after a terminal one, cached or on the API copy, keeps the terminal phase.
 	if p := accept.FinalPhase(s.Phase, old.Phase, pod.Status.Phase); p != s.Phase {
-		m.log.V(2).Info("Ignoring illegal phase transition", "pod", klogRef(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
+		m.log.V(2).Info("Ignoring illegal phase transition", "pod", refOf(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
 		s.Phase = p
 	}
 	now := metav1.NewTime(m.clock.Now())
@@ -148,7 +150,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	normalize(pod, &s)
 	same := cached && equalByKubelet(&e.status, &s, m.own)
 	if same && !force {
-		m.log.V(4).Info("Ignoring same status", "pod", klogRef(pod), "podUID", pod.UID)
+		m.log.V(4).Info("Ignoring same status", "pod", refOf(pod), "podUID", pod.UID)
 		return false, nil
 	}
 	if e == nil {
@@ -193,6 +195,3 @@ func (m *Manager) dropLocked(e *entry) {
 	delete(m.held, e)
 	e.gone = true
 }
-
-// klogRef renders a pod as namespace/name for logs.
-func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

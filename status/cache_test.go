@@ -427,3 +427,20 @@ func TestBadPodsAreErrors(t *testing.T) {
 	}
 	m.ObservePod(nil) // ignored, no panic
 }
+
+// TestNewerRV: resourceVersions order as apimachinery orders them, by value however
+// long; anything else that differs counts as newer.
+func TestNewerRV(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"10", "9", true}, {"9", "10", false}, {"7", "7", false},
+		{"100000000000000000000", "99999999999999999999", true},
+		{"", "5", true}, {"x", "5", true}, {"5", "5", false}, {"", "", false},
+	} {
+		if got := newerRV(tc.a, tc.b); got != tc.want {
+			t.Errorf("newerRV(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -43,7 +43,30 @@
 // a *TransitionError for a rejected container transition and a *podstatus.InputError for
 // a pod they cannot write; SetContainerReadiness and SetContainerStartup return
 // ErrPodNotFound or ErrContainerNotFound for an update about an unknown pod or container;
-// Sync returns one wrapped error per failed pod; Run returns ctx.Err() once ctx is done.
+// Sync returns one error per failed pod, naming the pod and the request and wrapping the
+// Client's error (apierrors.IsNotFound and friends work on it). Run returns nil once ctx
+// is done, and an error only when it cannot run (another Run of the Manager is running);
+// when it returns, every goroutine it started has ended.
+//
+// # Logging and events
+//
+// Methods that take a context (Run, Sync) log with the context's logger
+// (logr.FromContext) when it carries one, else with Options.Logger; the others use
+// Options.Logger. A pod is logged as klog.KObj does, under the key "pod" (a PodRef:
+// "namespace/name", {"name","namespace"} in JSON), with its UID under "podUID". Levels
+// are the kubelet status manager's:
+//
+//   - Error: a request failed (the pod backs off and is retried), a status was rejected;
+//   - V(2): changes of state — a cached status dropped because the pod was deleted or
+//     recreated, a status ignored because it would leave a terminal phase, the sync loop
+//     starting and stopping, a sync interrupted by its context;
+//   - V(3): one line per request and its outcome — PATCH sent (with the body), status
+//     already up to date, 409 Conflict;
+//   - V(4): per-pod bookkeeping — a status equal to the cached one, a pod queued
+//     because a server copy differs on a kubelet-owned field.
+//
+// For metrics, Options.Observer receives one event per change, PATCH, skip, conflict,
+// retry and completed sync; status/promobserver turns them into Prometheus metrics.
 //
 // Time is always injected: the Manager reads Options.Clock, and Merge takes
 // MergeOptions.Now. MergeOptions' zero value merges as the Manager does.

@@ -26,7 +26,7 @@ func ExampleNewManager() {
 	})
 
 	// The pod as a watch delivers it: the Manager patches against it, with no GET.
-	pod, _ := srv.Get("default", "web")
+	pod, _ := srv.Peek("default", "web")
 	m.ObservePod(pod)
 
 	err := m.SetPodStatus(pod, v1.PodStatus{
@@ -47,7 +47,7 @@ func ExampleNewManager() {
 		return
 	}
 
-	got, _ := srv.Get("default", "web")
+	got, _ := srv.Peek("default", "web")
 	for _, c := range got.Status.Conditions {
 		fmt.Println(c.Type, c.Status, c.LastTransitionTime.UTC().Format(time.RFC3339))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -32,6 +33,10 @@ type Manager struct {
 	log     logr.Logger
 	own     conditions.Ownership
 	backoff *backoff
+	// obs holds the hooks of Options.Observer (none when it is nil).
+	obs Observer
+	// running is set while Run runs, so that a second Run fails.
+	running atomic.Bool
 
 	mu sync.Mutex
 	// idle, when non-nil, is closed (and reset to nil) whenever a pod's sync finishes or a
@@ -48,9 +53,6 @@ type Manager struct {
 	held map[*entry]struct{}
 	// kick wakes Run; its buffer of one coalesces triggers, as the kubelet's channel.
 	kick chan struct{}
-	// examined counts the entries the sync paths have looked at, so a test can check that
-	// a sync's work follows the dirty set, not the cache.
-	examined uint64
 }
 
 // NewManager returns a Manager that writes through c. Nothing is sent until Run or Sync
@@ -68,6 +70,9 @@ func NewManager(c Client, opts Options) *Manager {
 		dirty:   make(map[*entry]struct{}),
 		held:    make(map[*entry]struct{}),
 		kick:    make(chan struct{}, 1),
+	}
+	if opts.Observer != nil {
+		m.obs = *opts.Observer
 	}
 	return m
 }
@@ -120,8 +125,8 @@ func (m *Manager) setPodStatus(pod *v1.Pod, st v1.PodStatus) error {
 // reportChange tells the Observer about a change a caller made (see Observer.OnChange).
 // Call it without m.mu held.
 func (m *Manager) reportChange(changed bool, pod *v1.Pod) {
-	if changed && pod != nil {
-		m.opts.Observer.OnChange(PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID})
+	if f := m.obs.OnChange; f != nil && changed && pod != nil {
+		f(ChangeEvent{Pod: refOf(pod)})
 	}
 }
 
@@ -233,7 +238,7 @@ func (m *Manager) containerLocked(uid types.UID, containerID string) (*entry, *v
 	}
 	c := findContainer(&e.status, containerID)
 	if c == nil {
-		return nil, nil, fmt.Errorf("pod %s (uid %s), container ID %q: %w", klogRef(e.pod), uid, containerID, ErrContainerNotFound)
+		return nil, nil, fmt.Errorf("pod %s (uid %s), container ID %q: %w", refOf(e.pod), uid, containerID, ErrContainerNotFound)
 	}
 	return e, c, nil
 }
@@ -349,6 +354,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 	observed := pod.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
+		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
 		e.version++
 		m.markDirtyLocked(e)
 	}
@@ -408,7 +414,7 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 		Conditions: e.base.Status.Conditions, OldStatus: &e.status, Features: m.opts.Features,
 	})
 	if err != nil {
-		m.log.Error(err, "Cannot re-evaluate readiness gates", "pod", klogRef(e.pod))
+		m.log.Error(err, "Cannot re-evaluate readiness gates", "pod", e.ref(), "podUID", e.uid)
 		return
 	}
 	if r.Ready.Status == cur.Status && r.Ready.Reason == cur.Reason && r.Ready.Message == cur.Message {
@@ -417,7 +423,7 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	s := *e.status.DeepCopy()
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
 	if _, err := m.updateLocked(e, e.pod, s, false, false); err != nil {
-		m.log.Error(err, "Readiness-gate update rejected", "pod", klogRef(e.pod))
+		m.log.Error(err, "Readiness-gate update rejected", "pod", e.ref(), "podUID", e.uid)
 	}
 }
 

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -10,14 +11,16 @@ import (
 
 // changeCounter counts OnChange and checks that the Manager's lock is not held.
 type changeCounter struct {
-	NopObserver
 	t    *testing.T
 	m    *Manager
 	mu   sync.Mutex
 	refs []PodRef
 }
 
-func (c *changeCounter) OnChange(p PodRef) {
+func (c *changeCounter) observer() *Observer { return &Observer{OnChange: c.onChange} }
+
+func (c *changeCounter) onChange(ev ChangeEvent) {
+	p := ev.Pod
 	if !c.m.mu.TryLock() {
 		c.t.Error("OnChange called with the Manager's lock held")
 	} else {
@@ -36,7 +39,7 @@ func (c *changeCounter) count() int {
 
 func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 	obs := &changeCounter{t: t}
-	m, _ := mgrNewCache(t, Options{Observer: obs})
+	m, _ := mgrNewCache(t, Options{Observer: obs.observer()})
 	obs.m = m
 	pod := mgrPod()
 	pod.Spec.Containers = []v1.Container{{Name: "app"}}
@@ -79,5 +82,28 @@ func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 		if r != (PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}) {
 			t.Errorf("OnChange for %+v, want the pod's reference", r)
 		}
+	}
+}
+
+// TestObserversFansOut: Observers calls every set hook in order, skips nil Observers and
+// hooks, and leaves a hook nobody set nil.
+func TestObserversFansOut(t *testing.T) {
+	var got []string
+	a := &Observer{
+		OnPatch: func(ev PatchEvent) { got = append(got, "a patch "+ev.Pod.Name) },
+		OnSkip:  func(ev SkipEvent) { got = append(got, "a skip "+string(ev.Reason)) },
+	}
+	b := &Observer{OnPatch: func(ev PatchEvent) { got = append(got, "b patch "+ev.Pod.Name) }}
+	o := Observers(a, nil, b, &Observer{})
+	o.OnPatch(PatchEvent{Pod: PodRef{Name: "p"}})
+	o.OnSkip(SkipEvent{Reason: SkipUnchanged})
+	if want := "[a patch p b patch p a skip Unchanged]"; fmt.Sprint(got) != want {
+		t.Errorf("calls %v, want %s", got, want)
+	}
+	if o.OnChange != nil || o.OnConflict != nil || o.OnRetry != nil || o.OnSynced != nil {
+		t.Error("a hook no Observer sets is not nil")
+	}
+	if Observers() == nil {
+		t.Error("Observers() returned nil; want an Observer with no hooks")
 	}
 }

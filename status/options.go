@@ -26,12 +26,15 @@ type Options struct {
 	// SyncPeriod is how often Run wakes up without a trigger, to re-queue held terminal
 	// phases. Default DefaultSyncPeriod.
 	SyncPeriod time.Duration
-	// Logger receives debug logs (V(3) and up for per-pod events). Default: discard.
+	// Logger receives the logs of methods without a context, and of Run and Sync when
+	// their context carries no logger (see the package documentation for the levels).
+	// Default: discard.
 	Logger logr.Logger
 	// Features selects version-dependent behaviour. Default: v1.37.0.
 	Features features.Set
-	// Observer receives events for metrics. Default: NopObserver.
-	Observer Observer
+	// Observer receives the Manager's events, for metrics. Default: nil, no hooks.
+	// The Manager copies *Observer in NewManager; later changes to it have no effect.
+	Observer *Observer
 	// CouldHaveRunningContainers reports whether some container of the pod (the server's
 	// copy is passed) might still run. While it does, a terminal phase is not sent (the
 	// kubelet's PodCouldHaveRunningContainers). Default: always false.
@@ -98,9 +101,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
-	}
-	if o.Observer == nil {
-		o.Observer = NopObserver{}
 	}
 	if o.CouldHaveRunningContainers == nil {
 		o.CouldHaveRunningContainers = func(*v1.Pod) bool { return false }

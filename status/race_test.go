@@ -82,7 +82,7 @@ func TestConcurrentCallers(t *testing.T) {
 		cancel()
 		loop.Wait()
 		for i, p := range stored {
-			got, err := srv.Get("ns", p.Name)
+			got, err := srv.Peek("ns", p.Name)
 			if err != nil {
 				t.Fatal(err)
 			}

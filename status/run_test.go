@@ -19,7 +19,6 @@ import (
 // mgrEvents is an Observer that reports events on channels, so tests of Run wait for
 // events instead of sleeping.
 type mgrEvents struct {
-	NopObserver
 	synced    chan PodRef
 	retried   chan time.Duration
 	conflicts []PodRef
@@ -29,11 +28,14 @@ func newMgrEvents() *mgrEvents {
 	return &mgrEvents{synced: make(chan PodRef, 100), retried: make(chan time.Duration, 100)}
 }
 
-func (o *mgrEvents) OnConflict(p PodRef) { o.conflicts = append(o.conflicts, p) }
-
-func (o *mgrEvents) OnSynced(p PodRef, _ time.Duration) { o.synced <- p }
-
-func (o *mgrEvents) OnRetry(_ PodRef, _ int, d time.Duration, _ error) { o.retried <- d }
+// observer returns the hooks that feed o.
+func (o *mgrEvents) observer() *Observer {
+	return &Observer{
+		OnConflict: func(ev ConflictEvent) { o.conflicts = append(o.conflicts, ev.Pod) },
+		OnSynced:   func(ev SyncedEvent) { o.synced <- ev.Pod },
+		OnRetry:    func(ev RetryEvent) { o.retried <- ev.Delay },
+	}
+}
 
 // mgrAwaitLimit bounds every wait of the Manager's concurrency tests. They run inside a
 // testing/synctest bubble, where time is fake: the limit costs no wall-clock time, and a
@@ -71,8 +73,8 @@ func mgrRun(t *testing.T, m *Manager) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := m.Run(ctx); !errors.Is(err, context.Canceled) {
-			t.Errorf("Run returned %v, want context.Canceled", err)
+		if err := m.Run(ctx); err != nil {
+			t.Errorf("Run returned %v, want nil once its context is done", err)
 		}
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -83,7 +85,7 @@ func TestRunIsEventDriven(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := statustest.NewServer()
 		ev := newMgrEvents()
-		m, _ := mgrWithServer(t, srv, Options{Observer: ev})
+		m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
 		m.ObservePod(mgrCreate(t, srv, mgrPod()))
 		mgrRun(t, m)
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "hello"})
@@ -102,7 +104,7 @@ func TestRunGateChangeIsEventDriven(t *testing.T) {
 		srv := statustest.NewServer()
 		stored := mgrCreate(t, srv, pod)
 		ev := newMgrEvents()
-		m, _ := mgrWithServer(t, srv, Options{Observer: ev})
+		m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
 		m.ObservePod(stored)
 		mgrSet(t, m, stored, st)
 		mgrRun(t, m)
@@ -125,7 +127,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := statustest.NewServer()
 		ev := newMgrEvents()
-		m, fc := mgrWithServer(t, srv, Options{Observer: ev, Retry: RetryOptions{Base: 2 * time.Second, Jitter: -1}})
+		m, fc := mgrWithServer(t, srv, Options{Observer: ev.observer(), Retry: RetryOptions{Base: 2 * time.Second, Jitter: -1}})
 		m.ObservePod(mgrCreate(t, srv, mgrPod()))
 		srv.FailNext(statustest.VerbPatch, 1, statustest.ServerTimeout(statustest.VerbPatch))
 		mgrRun(t, m)
@@ -254,7 +256,7 @@ func TestFailedSyncWakesRun(t *testing.T) {
 			return nil
 		}}
 		ev := newMgrEvents()
-		m := NewManager(c, Options{Observer: ev, Retry: RetryOptions{Base: time.Second, Jitter: -1}})
+		m := NewManager(c, Options{Observer: ev.observer(), Retry: RetryOptions{Base: time.Second, Jitter: -1}})
 		m.ObservePod(mgrCreate(t, srv, mgrPod()))
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 		failed := make(chan error, 1)
@@ -273,6 +275,31 @@ func TestFailedSyncWakesRun(t *testing.T) {
 		}
 		if got := mgrServerPod(t, srv).Status.Message; got != "x" {
 			t.Fatalf("server message %q", got)
+		}
+	})
+}
+
+// TestRunLifecycle: Run returns nil when its context ends, and a second Run of the same
+// Manager while the first runs is an error, not a second loop.
+func TestRunLifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewManager(statustest.NewServer(), Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		if err := m.Run(context.Background()); err == nil || err.Error() != "status: Run: already running" {
+			t.Errorf("second Run: %v, want status: Run: already running", err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after cancel: %v, want nil", err)
+		}
+		// Stopped, it may run again.
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		cancel2()
+		if err := m.Run(ctx2); err != nil {
+			t.Errorf("Run again: %v, want nil", err)
 		}
 	})
 }

@@ -71,7 +71,7 @@ func mgrMachinePod(name string) *v1.Pod {
 
 func (mm *mgrMachine) pod(t *rapid.T) (*v1.Pod, bool) {
 	name := rapid.SampledFrom(mm.names).Draw(t, "pod")
-	p, err := mm.srv.Get("ns", name)
+	p, err := mm.srv.Peek("ns", name)
 	return p, err == nil
 }
 
@@ -124,7 +124,7 @@ func (mm *mgrMachine) set(t *rapid.T) {
 
 func (mm *mgrMachine) check(t *rapid.T) {
 	for _, name := range mm.names {
-		p, err := mm.srv.Get("ns", name)
+		p, err := mm.srv.Peek("ns", name)
 		if err != nil {
 			continue
 		}
@@ -172,7 +172,7 @@ func (mm *mgrMachine) check(t *rapid.T) {
 func (mm *mgrMachine) quiesce(t *rapid.T) {
 	mm.srv.ClearFaults()
 	for _, name := range mm.names {
-		if p, err := mm.srv.Get("ns", name); err == nil {
+		if p, err := mm.srv.Peek("ns", name); err == nil {
 			mm.m.ObservePod(p)
 		}
 	}
@@ -181,7 +181,7 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 	}
 	now := mm.now()
 	for _, name := range mm.names {
-		p, err := mm.srv.Get("ns", name)
+		p, err := mm.srv.Peek("ns", name)
 		if err != nil {
 			continue
 		}
@@ -276,7 +276,7 @@ func TestManagerStateMachine(t *testing.T) {
 			"orphans": step(func(t *rapid.T) {
 				keep := map[types.UID]bool{}
 				for _, n := range mm.names {
-					if p, err := mm.srv.Get("ns", n); err == nil {
+					if p, err := mm.srv.Peek("ns", n); err == nil {
 						keep[p.UID] = true
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -18,13 +19,23 @@ import (
 	"github.com/podstatus/podstatus/conditions"
 )
 
-// Run syncs pending changes until ctx is done, then returns ctx.Err(): it stops only
-// then, and a failing pod does not stop it (its error is retried with backoff, logged
-// and reported to the Observer; Sync returns such errors). It wakes on every change
-// (coalesced, as the kubelet's one-slot channel), when a pod's backoff expires, and every
-// SyncPeriod. Each wake-up sends only the pods that changed or are due for a retry. Start
-// it once; Sync may be called alongside.
+// Run syncs pending changes until ctx is done, then returns nil. A failing pod does not
+// stop it: its error is retried with backoff, logged and reported to the Observer (Sync
+// returns such errors). It wakes on every change (coalesced, as the kubelet's one-slot
+// channel), when a pod's backoff expires, and every SyncPeriod. Each wake-up sends only
+// the pods that changed or are due for a retry. Sync may be called alongside.
+//
+// Run returns an error only when it cannot run: when another Run of the same Manager is
+// running. When it returns, every goroutine it started has ended. It logs with ctx's
+// logger (logr.FromContext) when ctx carries one, else with Options.Logger.
 func (m *Manager) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return errors.New("status: Run: already running")
+	}
+	defer m.running.Store(false)
+	log := m.logger(ctx)
+	log.V(2).Info("Starting pod status sync loop", "syncPeriod", m.opts.SyncPeriod, "workers", m.opts.Workers)
+	defer log.V(2).Info("Pod status sync loop stopped")
 	ticker := m.clock.NewTicker(m.opts.SyncPeriod)
 	defer ticker.Stop()
 	var timer clock.Timer
@@ -40,7 +51,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			d := next.Sub(m.clock.Now())
 			if d <= 0 {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return nil
 				}
 				continue // a backoff expired while syncing
 			}
@@ -54,7 +65,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
 		case <-m.kick:
 		case <-ticker.C():
 			m.mu.Lock()
@@ -73,7 +84,6 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 	m.mu.Lock()
 	now := m.clock.Now()
 	for e := range m.dirty {
-		m.examined++
 		if e.inflight || !e.pending() {
 			continue
 		}
@@ -101,7 +111,7 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 		snap := e.snapshot() // taken late, so changes made while queued go out too
 		m.mu.Unlock()
 		held, err := m.syncEntry(ctx, e, snap)
-		if retryAt := m.finish(e, snap, held, err, false); !retryAt.IsZero() {
+		if retryAt := m.finish(ctx, e, snap, held, err, false); !retryAt.IsZero() {
 			mu.Lock()
 			if next.IsZero() || retryAt.Before(next) {
 				next = retryAt
@@ -115,9 +125,9 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 // Sync sends every change pending when it is called, now, ignoring backoff, and returns
 // once each affected pod is up to date on the server or has failed. A pod another
 // goroutine is syncing is waited for, until ctx is done (so do not call Sync from an
-// Observer). Pods are sent in namespace/name order. The error joins one error per failed
-// pod (naming it, wrapping the API error or ctx's); failed pods stay queued and Run
-// retries them at their backoff deadline.
+// Observer). Pods are sent in namespace/name order. The error, "status: Sync: ...",
+// joins one error per failed pod (naming it, wrapping the API error or ctx's); failed
+// pods stay queued and Run retries them at their backoff deadline. It logs as Run does.
 //
 // A Sync with nothing pending costs the same however many pods are cached.
 func (m *Manager) Sync(ctx context.Context) error {
@@ -127,7 +137,6 @@ func (m *Manager) Sync(ctx context.Context) error {
 	for e := range m.dirty {
 		targets = append(targets, e)
 	}
-	m.examined += uint64(len(targets))
 	m.mu.Unlock()
 	if len(targets) == 0 {
 		return nil
@@ -150,7 +159,7 @@ func (m *Manager) Sync(ctx context.Context) error {
 		}
 	})
 	if len(errs) > 0 {
-		return fmt.Errorf("status: sync failed for %d of %d pods: %w", len(errs), len(targets), errors.Join(errs...))
+		return fmt.Errorf("status: Sync: %d of %d pods failed: %w", len(errs), len(targets), errors.Join(errs...))
 	}
 	return nil
 }
@@ -183,7 +192,7 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	snap := e.snapshot()
 	m.mu.Unlock()
 	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(e, snap, held, err, true)
+	m.finish(ctx, e, snap, held, err, true)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
@@ -202,7 +211,6 @@ func (m *Manager) wakeWaitersLocked() {
 // out whether its containers stopped. Only those pods are visited.
 func (m *Manager) requeueHeldLocked() {
 	for e := range m.held {
-		m.examined++
 		if !e.pending() {
 			e.version++
 			m.dirty[e] = struct{}{}
@@ -244,14 +252,13 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
 // next tick (Run arms its retry timer from what syncDue returns, and this sync was not
 // one of its own).
-func (m *Manager) finish(e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
+func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
 	var (
-		retryAt  time.Time
-		delay    time.Duration
-		attempt  int
-		synced   bool
-		latency  time.Duration
-		observer = m.opts.Observer
+		retryAt time.Time
+		delay   time.Duration
+		attempt int
+		synced  bool
+		latency time.Duration
 	)
 	m.mu.Lock()
 	e.inflight = false
@@ -295,11 +302,21 @@ func (m *Manager) finish(e *entry, snap snapshot, held bool, err error, fromSync
 	m.mu.Unlock()
 	switch {
 	case err != nil:
-		m.log.V(2).Info("Pod status sync failed; will retry", "pod", e.namespace+"/"+e.name, "podUID", e.uid,
-			"attempt", attempt, "delay", delay, "timeout", isTimeout(err), "err", err.Error())
-		observer.OnRetry(e.ref(), attempt, delay, err)
+		log := m.logger(ctx)
+		if ctx.Err() != nil {
+			// Interrupted by the caller (Run or Sync stopping), not a failure to report.
+			log.V(2).Info("Pod status sync interrupted; will retry", "pod", e.ref(), "podUID", e.uid, "err", err.Error())
+		} else {
+			log.Error(err, "Pod status sync failed; will retry", "pod", e.ref(), "podUID", e.uid,
+				"attempt", attempt, "delay", delay, "timeout", isTimeout(err))
+		}
+		if f := m.obs.OnRetry; f != nil {
+			f(RetryEvent{Pod: e.ref(), Attempt: attempt, Delay: delay, Err: err})
+		}
 	case synced:
-		observer.OnSynced(e.ref(), latency)
+		if f := m.obs.OnSynced; f != nil {
+			f(SyncedEvent{Pod: e.ref(), Latency: latency})
+		}
 	}
 	return retryAt
 }
@@ -312,6 +329,7 @@ func (m *Manager) finish(e *entry, snap snapshot, held bool, err error, fromSync
 // a terminal phase was held back because containers could still run.
 func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held bool, err error) {
 	ref := e.ref()
+	log := m.logger(ctx)
 	base := snap.base
 	needGet := base == nil || snap.stale
 	conflicts := 0
@@ -320,7 +338,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			got, err := m.get(ctx, e)
 			if err != nil {
 				if classify(err) == classNotFound {
-					m.drop(e, SkipNotFound)
+					m.drop(log, e, SkipNotFound)
 					return held, nil
 				}
 				return held, fmt.Errorf("get pod: %w", err)
@@ -329,7 +347,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 				return held, errors.New("get pod: the client returned no pod and no error")
 			}
 			if got.UID != e.uid {
-				m.drop(e, SkipRecreated)
+				m.drop(log, e, SkipRecreated)
 				return held, nil
 			}
 			base = got
@@ -347,7 +365,10 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		held = terminal(snap.status.Phase) && !terminal(merged.Phase)
 		patch, unchanged := PatchBytes(e.uid, base.Status, merged)
 		if unchanged {
-			m.opts.Observer.OnSkip(ref, SkipUnchanged)
+			log.V(3).Info("Pod status is up to date", "pod", ref, "podUID", ref.UID, "version", snap.version)
+			if f := m.obs.OnSkip; f != nil {
+				f(SkipEvent{Pod: ref, Reason: SkipUnchanged})
+			}
 			return held, m.deleteIfDone(ctx, e)
 		}
 		if base.ResourceVersion != "" && readyLost(&base.Status, &merged) {
@@ -362,15 +383,20 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		start := m.clock.Now()
 		got, err := m.patch(ctx, e, patch)
-		m.opts.Observer.OnPatch(ref, len(patch), m.clock.Since(start), err)
+		if f := m.obs.OnPatch; f != nil {
+			f(PatchEvent{Pod: ref, Bytes: len(patch), Took: m.clock.Since(start), Err: err})
+		}
 		if err == nil {
-			m.log.V(3).Info("Patched pod status", "pod", ref.Namespace+"/"+ref.Name, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
+			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
 			return held, m.deleteIfDone(ctx, e)
 		}
 		switch classify(err) {
 		case classConflict:
-			m.opts.Observer.OnConflict(ref)
+			log.V(3).Info("Conflict patching pod status; refetching", "pod", ref, "podUID", ref.UID, "version", snap.version)
+			if f := m.obs.OnConflict; f != nil {
+				f(ConflictEvent{Pod: ref})
+			}
 			conflicts++
 			if conflicts > m.opts.Retry.MaxConflicts {
 				return held, fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
@@ -378,17 +404,17 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			needGet = true
 			continue
 		case classNotFound:
-			m.drop(e, SkipNotFound)
+			m.drop(log, e, SkipNotFound)
 			return held, nil
 		case classInvalid:
 			// The metadata.uid precondition fails with 422 when the pod was recreated.
 			cur, gerr := m.get(ctx, e)
 			switch {
 			case gerr != nil && classify(gerr) == classNotFound:
-				m.drop(e, SkipNotFound)
+				m.drop(log, e, SkipNotFound)
 				return held, nil
 			case gerr == nil && cur != nil && cur.UID != e.uid:
-				m.drop(e, SkipRecreated)
+				m.drop(log, e, SkipRecreated)
 				return held, nil
 			}
 		}
@@ -451,10 +477,20 @@ func (m *Manager) setBase(e *entry, p *v1.Pod) {
 }
 
 // drop forgets e because its pod is gone from the server or was recreated.
-func (m *Manager) drop(e *entry, why SkipReason) {
+func (m *Manager) drop(log logr.Logger, e *entry, why SkipReason) {
 	m.mu.Lock()
 	m.dropLocked(e)
 	m.mu.Unlock()
-	m.log.V(2).Info("Dropping cached status", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "reason", string(why))
-	m.opts.Observer.OnSkip(e.ref(), why)
+	log.V(2).Info("Dropping cached status", "pod", e.ref(), "podUID", e.uid, "reason", string(why))
+	if f := m.obs.OnSkip; f != nil {
+		f(SkipEvent{Pod: e.ref(), Reason: why})
+	}
+}
+
+// logger is the logger of a method that takes ctx: ctx's, else Options.Logger.
+func (m *Manager) logger(ctx context.Context) logr.Logger {
+	if l, err := logr.FromContext(ctx); err == nil {
+		return l
+	}
+	return m.log
 }

@@ -48,7 +48,7 @@ func mgrWant(t *testing.T, srv *statustest.Server, want string) {
 
 func mgrServerPod(t *testing.T, srv *statustest.Server) *v1.Pod {
 	t.Helper()
-	p, err := srv.Get("new", "foo")
+	p, err := srv.Peek("new", "foo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestObservePodIgnoresOlderCopies(t *testing.T) {
 func TestConflictRefetchesAndRetries(t *testing.T) {
 	srv := statustest.NewServer()
 	ev := newMgrEvents()
-	m, _ := mgrWithServer(t, srv, Options{Observer: ev})
+	m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
 	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	srv.FailNext(statustest.VerbPatch, 2, statustest.Conflict("foo"))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
@@ -549,22 +549,25 @@ func TestSyncWorkFollowsChanges(t *testing.T) {
 		mgrSet(t, m, p, mgrBenchStatus(0))
 	}
 	mgrSync(t, m)
-	examined := func() uint64 {
+	// The sync paths walk only m.dirty and m.held (requeueHeldLocked, syncDue, Sync): their
+	// sizes are the entries a sync looks at.
+	walked := func() int {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.examined
+		return len(m.dirty) + len(m.held)
 	}
-	before := examined()
+	if got := walked(); got != 0 {
+		t.Fatalf("with nothing pending a sync would walk %d entries", got)
+	}
 	mgrSync(t, m)
 	m.syncDue(context.Background())
-	if got := examined() - before; got != 0 {
-		t.Fatalf("syncs with nothing pending examined %d entries", got)
-	}
 	mgrSet(t, m, mgrBenchPod(7), mgrBenchStatus(1))
-	before = examined()
+	if got := walked(); got != 1 {
+		t.Fatalf("after one change a sync would walk %d entries, want 1", got)
+	}
 	mgrSync(t, m)
-	if got := examined() - before; got != 1 {
-		t.Fatalf("a sync after one change examined %d entries, want 1", got)
+	if got := walked(); got != 0 {
+		t.Fatalf("after the sync %d entries are left to walk", got)
 	}
 	mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", n+1))
 }
@@ -655,7 +658,7 @@ func TestWorkers(t *testing.T) {
 	}
 	mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", 3*n))
 	for i := 0; i < n; i++ {
-		p, err := srv.Get("bench", mgrBenchPod(i).Name)
+		p, err := srv.Peek("bench", mgrBenchPod(i).Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -674,7 +677,7 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 	running.Store(true)
 	could := func(*v1.Pod) bool { return running.Load() }
 	ev := newMgrEvents()
-	m, _ := mgrWithServer(t, srv, Options{CouldHaveRunningContainers: could, Observer: ev})
+	m, _ := mgrWithServer(t, srv, Options{CouldHaveRunningContainers: could, Observer: ev.observer()})
 	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}})
 	mgrSync(t, m)
@@ -697,7 +700,7 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 		srv2 := statustest.NewServer()
 		running.Store(true)
 		ev2 := newMgrEvents()
-		m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2})
+		m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2.observer()})
 		m2.ObservePod(mgrCreate(t, srv2, mgrPod()))
 		if err := m2.TerminatePod(mgrPod()); err != nil {
 			t.Fatal(err)
@@ -821,7 +824,7 @@ func TestDefaultSeedsDiffer(t *testing.T) {
 func TestTransitionOnStaleBaseIsConditional(t *testing.T) {
 	srv := statustest.NewServer()
 	ev := newMgrEvents()
-	m, fc := mgrWithServer(t, srv, Options{Observer: ev})
+	m, fc := mgrWithServer(t, srv, Options{Observer: ev.observer()})
 	m.ObservePod(mgrCreate(t, srv, mgrPod()))
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 	mgrSet(t, m, mgrPod(), s)

@@ -135,7 +135,7 @@ func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
 	err := m.opts.Deleter.DeletePod(dctx, e.namespace, e.name, e.uid)
 	switch c := classify(err); {
 	case err == nil, c == classNotFound, c == classConflict:
-		m.log.V(3).Info("Deleted terminated pod", "pod", e.namespace+"/"+e.name, "podUID", e.uid, "err", err)
+		m.logger(ctx).V(3).Info("Deleted terminated pod", "pod", e.ref(), "podUID", e.uid, "answer", answer(err))
 		m.mu.Lock()
 		e.deleted = true
 		delete(m.dirty, e)
@@ -145,4 +145,13 @@ func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
 	default:
 		return fmt.Errorf("delete pod: %w", err)
 	}
+}
+
+// answer names the outcome of a DELETE for the log: "deleted", or the error that counts
+// as done (404: already gone; 409: the name belongs to another pod).
+func answer(err error) string {
+	if err == nil {
+		return "deleted"
+	}
+	return err.Error()
 }

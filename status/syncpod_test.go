@@ -43,7 +43,7 @@ func newSyncWorld(t *testing.T, deleter bool, pods ...*v1.Pod) *syncWorld {
 // server returns the server's copy of the pod.
 func (w *syncWorld) server(name string) *v1.Pod {
 	w.t.Helper()
-	p, err := w.srv.Get("ns", name)
+	p, err := w.srv.Peek("ns", name)
 	if err != nil {
 		w.t.Fatalf("server copy of %s: %v", name, err)
 	}
@@ -142,7 +142,7 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 			if last.Phase != v1.PodSucceeded || condStatus(last, v1.PodReady) != v1.ConditionFalse {
 				t.Errorf("last status on the server: phase %s, Ready %s; want Succeeded, False", last.Phase, condStatus(last, v1.PodReady))
 			}
-			_, err = w.srv.Get("ns", "p1")
+			_, err = w.srv.Peek("ns", "p1")
 			if withDeleter {
 				if !apierrors.IsNotFound(err) {
 					t.Fatalf("pod still on the server after its terminal status: %v", err)
@@ -197,7 +197,7 @@ func TestSyncPodDeletesAFinishedPodOnceDeleted(t *testing.T) {
 	if err := w.m.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.srv.Get("ns", "p1"); !apierrors.IsNotFound(err) {
+	if _, err := w.srv.Peek("ns", "p1"); !apierrors.IsNotFound(err) {
 		t.Fatalf("pod not deleted: %v", err)
 	}
 	if n := w.srv.Requests(statustest.VerbPatch); n != 2 {
@@ -220,7 +220,7 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 		if err := w.m.Sync(context.Background()); err != nil {
 			t.Fatalf("second Sync: %v", err)
 		}
-		if _, err := w.srv.Get("ns", "p1"); !apierrors.IsNotFound(err) {
+		if _, err := w.srv.Peek("ns", "p1"); !apierrors.IsNotFound(err) {
 			t.Fatalf("pod not deleted after the retry: %v", err)
 		}
 		if n := w.srv.Requests(statustest.VerbDelete); n != 2 {

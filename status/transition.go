@@ -104,7 +104,7 @@ func (e *TransitionError) Error() string {
 // kubelet's checkContainerStateTransition; the error is a *TransitionError.
 func checkTransitions(pod *v1.Pod, old, s *v1.PodStatus, f features.Set) error {
 	spec := &pod.Spec
-	ref := PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
+	ref := refOf(pod)
 	if spec.RestartPolicy == v1.RestartPolicyAlways {
 		return nil
 	}

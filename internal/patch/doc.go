@@ -17,5 +17,6 @@
 //   - every other list is atomic and is resent whole when it changed;
 //   - objects are written with their keys sorted, as encoding/json writes a map.
 //
-// Package status exposes this as status.PatchBytes; nothing else should import it.
+// Package status exposes this as status.PatchBytes, and its Manager compares cached statuses
+// with EqualFields; nothing else should import it.
 package patch

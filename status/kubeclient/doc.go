@@ -5,5 +5,5 @@
 // import it only where you already depend on client-go:
 //
 //	cs := kubernetes.NewForConfigOrDie(cfg)
-//	m := status.NewManager(kubeclient.New(cs), status.Options{})
+//	m := status.NewManager(kubeclient.New(cs.CoreV1(), "my-node-agent"), status.Options{})
 package kubeclient

@@ -15,7 +15,7 @@ import (
 // real agent kubernetes.NewForConfig) and hands it to status.NewManager.
 func ExampleNew() {
 	cs := fake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-1"}})
-	c := kubeclient.New(cs)
+	c := kubeclient.New(cs.CoreV1(), "example-agent")
 	pod, err := c.PatchPodStatus(context.Background(), "default", "web",
 		[]byte(`{"metadata":{"uid":"uid-1"},"status":{"phase":"Running"}}`))
 	if err != nil {

@@ -2,46 +2,50 @@ package kubeclient
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/podstatus/podstatus/status"
 )
 
-// Client is a status.Client backed by a client-go clientset. Its errors are the
-// apimachinery StatusErrors client-go returns, wrapped with the pod's name, so
-// apierrors.IsNotFound and friends keep working on them.
+// Client is a status.Client backed by client-go. Its errors are client-go's own, not
+// wrapped (the Manager names the request and the pod), so apierrors.IsNotFound and
+// friends work on them. It is safe for concurrent use.
 type Client struct {
-	cs kubernetes.Interface
+	pods         corev1client.PodsGetter
+	fieldManager string
 }
 
-// New returns a Client that reads pods and patches pods/status through cs.
-func New(cs kubernetes.Interface) *Client { return &Client{cs: cs} }
+// New returns a Client that reads pods and patches pods/status through pods (a
+// clientset's CoreV1(), or anything else that gives a PodsInterface per namespace).
+// Every PATCH names fieldManager as its field manager (metav1.PatchOptions.FieldManager),
+// so managedFields show which agent wrote the status; the kubelet's is "kubelet".
+// fieldManager is required: New panics when it is empty, since the server would
+// otherwise derive one from the User-Agent.
+func New(pods corev1client.PodsGetter, fieldManager string) *Client {
+	if fieldManager == "" {
+		panic("kubeclient: New: fieldManager: Required value")
+	}
+	return &Client{pods: pods, fieldManager: fieldManager}
+}
 
 var _ status.Client = (*Client)(nil)
 
-// GetPod reads the pod from the API server (a GET, not a cache read: the manager calls it
-// only when it has no fresher copy).
+// GetPod reads the pod from the API server (a GET, not a cache read: the Manager calls
+// it only when it has no fresher copy). The error is client-go's.
 func (c *Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
-	p, err := c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("get pod %s/%s: %w", namespace, name, err)
-	}
-	return p, nil
+	return c.pods.Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-// PatchPodStatus sends patch as a strategic-merge PATCH of the pod's status subresource
-// and returns the pod the server stored.
+// PatchPodStatus sends patch as a strategic-merge PATCH of the pod's status subresource,
+// with the Client's field manager, and returns the pod the server stored. The error is
+// client-go's.
 func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
-	p, err := c.cs.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
-		return nil, fmt.Errorf("patch status of pod %s/%s: %w", namespace, name, err)
-	}
-	return p, nil
+	return c.pods.Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{FieldManager: c.fieldManager}, "status")
 }
 
 var _ status.PodDeleter = (*Client)(nil)
@@ -51,7 +55,7 @@ var _ status.PodDeleter = (*Client)(nil)
 // the server (canBeDeleted in pkg/kubelet/status/status_manager.go). The error is the
 // API's: 404 when the pod is gone, 409 when the name belongs to a pod with another UID.
 func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
-	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+	return c.pods.Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: new(int64),
 		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
 	})

@@ -16,7 +16,7 @@ import (
 
 func TestGetPodAndNotFound(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1"}}
-	c := New(fake.NewClientset(pod))
+	c := New(fake.NewClientset(pod).CoreV1(), "test-agent")
 	got, err := c.GetPod(context.Background(), "ns", "p")
 	if err != nil {
 		t.Fatalf("GetPod: %v", err)
@@ -25,8 +25,8 @@ func TestGetPodAndNotFound(t *testing.T) {
 		t.Fatalf("GetPod returned UID %q, want u1", got.UID)
 	}
 	_, err = c.GetPod(context.Background(), "ns", "missing")
-	if !apierrors.IsNotFound(err) {
-		t.Fatalf("GetPod(missing) error = %v, want a NotFound StatusError (wrapped)", err)
+	if !apierrors.IsNotFound(err) || err.Error() != `pods "missing" not found` {
+		t.Fatalf("GetPod(missing) error = %v, want client-go's NotFound StatusError, with nothing added", err)
 	}
 }
 
@@ -39,7 +39,7 @@ func TestPatchPodStatusSendsStrategicMergeToStatusSubresource(t *testing.T) {
 		return false, nil, nil
 	})
 	patch := []byte(`{"metadata":{"uid":"u1"},"status":{"phase":"Running"}}`)
-	got, err := New(cs).PatchPodStatus(context.Background(), "ns", "p", patch)
+	got, err := New(cs.CoreV1(), "test-agent").PatchPodStatus(context.Background(), "ns", "p", patch)
 	if err != nil {
 		t.Fatalf("PatchPodStatus: %v", err)
 	}
@@ -48,6 +48,9 @@ func TestPatchPodStatusSendsStrategicMergeToStatusSubresource(t *testing.T) {
 	}
 	if seen.GetSubresource() != "status" || seen.GetPatchType() != types.StrategicMergePatchType {
 		t.Fatalf("PATCH went to subresource %q with type %q, want status / strategic merge", seen.GetSubresource(), seen.GetPatchType())
+	}
+	if fm := seen.(k8stesting.PatchActionImpl).PatchOptions.FieldManager; fm != "test-agent" {
+		t.Fatalf("PATCH with field manager %q, want test-agent", fm)
 	}
 	var sent map[string]any
 	if err := json.Unmarshal(seen.GetPatch(), &sent); err != nil || sent["metadata"] == nil {
@@ -66,7 +69,7 @@ func TestDeletePodSendsGraceZeroWithUIDPrecondition(t *testing.T) {
 		seen = a.(k8stesting.DeleteAction)
 		return false, nil, nil
 	})
-	c := New(cs)
+	c := New(cs.CoreV1(), "test-agent")
 	if err := c.DeletePod(context.Background(), "ns", "p", "u1"); err != nil {
 		t.Fatalf("DeletePod: %v", err)
 	}
@@ -83,4 +86,20 @@ func TestDeletePodSendsGraceZeroWithUIDPrecondition(t *testing.T) {
 	if err := c.DeletePod(context.Background(), "ns", "p", "u1"); !apierrors.IsNotFound(err) {
 		t.Errorf("second DeletePod = %v, want NotFound", err)
 	}
+}
+
+func TestPatchErrorIsTheAPIError(t *testing.T) {
+	_, err := New(fake.NewClientset().CoreV1(), "test-agent").PatchPodStatus(context.Background(), "ns", "gone", []byte(`{}`))
+	if !apierrors.IsNotFound(err) || err.Error() != `pods "gone" not found` {
+		t.Fatalf("PatchPodStatus(missing) error = %v, want client-go's NotFound StatusError, with nothing added", err)
+	}
+}
+
+func TestNewRequiresAFieldManager(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New with an empty field manager did not panic")
+		}
+	}()
+	New(fake.NewClientset().CoreV1(), "")
 }

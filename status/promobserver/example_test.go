@@ -8,13 +8,14 @@ import (
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
-// A node agent registers the Observer and hands it to the Manager; serve the registry
-// with promhttp.HandlerFor.
+// A node agent registers the Metrics and hands their Observer to the Manager; serve the
+// registry with promhttp.HandlerFor. The const label tells this Manager's series from
+// another's in the same registry.
 func ExampleNew() {
-	obs := promobserver.New()
+	metrics := promobserver.New(promobserver.Options{ConstLabels: prometheus.Labels{"manager": "pods"}})
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(obs)
-	m := status.NewManager(statustest.NewServer(), status.Options{Observer: obs})
+	reg.MustRegister(metrics)
+	m := status.NewManager(statustest.NewServer(), status.Options{Observer: metrics.Observer()})
 	_ = m
 	// Output:
 }

@@ -1,10 +1,11 @@
 // Package promobserver exports a status.Manager's events as Prometheus metrics: a
-// status.Observer backed by client_golang collectors.
+// prometheus.Collector whose Observer method gives the status.Observer hooks that feed it.
 //
-// Metric names follow the kubelet's where the kubelet has one
-// (pkg/kubelet/metrics/metrics.go, v1.37.0): kubelet_pod_status_sync_duration_seconds
-// with the kubelet's buckets. The others have no kubelet counterpart and use the
-// podstatus_ prefix:
+// A metric carries the kubelet's name only where its semantics are the kubelet's
+// (pkg/kubelet/metrics/metrics.go, v1.37.0): kubelet_pod_status_sync_duration_seconds,
+// with the kubelet's buckets, is the time from a status change until the API server has
+// it, as the kubelet measures it. The others have no kubelet counterpart and are named
+// <Namespace>_status_..., Namespace being "podstatus" by default:
 //
 //	kubelet_pod_status_sync_duration_seconds   histogram  time from a status change until the server has it
 //	podstatus_status_changes_total             counter    status changes callers made (patches_total / changes_total: requests per change)
@@ -15,22 +16,40 @@
 //	podstatus_status_conflicts_total           counter    409 Conflicts (refetched and retried)
 //	podstatus_status_retries_total             counter    failed syncs that back off
 //
+// Every metric carries Options.ConstLabels: two Managers register in one registry when
+// their ConstLabels differ in value (say {"manager": "a"} and {"manager": "b"}).
+//
 // It lives in its own module so that the podstatus root module stays free of
 // client_golang.
 package promobserver
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podstatus/podstatus/status"
 )
 
-// Observer is a status.Observer that records the Manager's events in Prometheus
-// collectors. Register it with a prometheus.Registerer (it is a prometheus.Collector) and
-// pass it as status.Options.Observer. It is safe for concurrent use.
-type Observer struct {
+// DefaultNamespace is the namespace (metric-name prefix) of the metrics that have no
+// kubelet counterpart when Options.Namespace is empty.
+const DefaultNamespace = "podstatus"
+
+// Options configures the metrics of New. The zero value gives the names listed in the
+// package documentation, without labels.
+type Options struct {
+	// Namespace prefixes the names of the metrics that have no kubelet counterpart:
+	// <Namespace>_status_changes_total and so on. Default DefaultNamespace. The
+	// kubelet-named sync-duration histogram keeps its name whatever the namespace, so
+	// that the kubelet's dashboards read it.
+	Namespace string
+	// ConstLabels are added to every metric. Managers that register in one registry
+	// must use the same label names with different values.
+	ConstLabels prometheus.Labels
+}
+
+// Metrics records a status.Manager's events in Prometheus collectors. Register it with a
+// prometheus.Registerer (it is a prometheus.Collector) and pass Observer() as
+// status.Options.Observer. It is safe for concurrent use.
+type Metrics struct {
 	syncDuration   prometheus.Histogram
 	changes        prometheus.Counter
 	patches        *prometheus.CounterVec
@@ -44,51 +63,57 @@ type Observer struct {
 	collectorsList []prometheus.Collector
 }
 
-var (
-	_ status.Observer      = (*Observer)(nil)
-	_ prometheus.Collector = (*Observer)(nil)
-)
+var _ prometheus.Collector = (*Metrics)(nil)
 
-// SyncDurationBuckets are the kubelet's buckets of pod_status_sync_duration_seconds.
-var SyncDurationBuckets = []float64{0.010, 0.050, 0.100, 0.500, 1, 5, 10, 20, 30, 45, 60}
+// SyncDurationBuckets returns the kubelet's buckets of pod_status_sync_duration_seconds.
+func SyncDurationBuckets() []float64 {
+	return []float64{0.010, 0.050, 0.100, 0.500, 1, 5, 10, 20, 30, 45, 60}
+}
 
-// New returns an Observer with fresh, unregistered collectors.
-func New() *Observer {
-	o := &Observer{
+// New returns Metrics with fresh, unregistered collectors named as opts says.
+func New(opts Options) *Metrics {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	labels := opts.ConstLabels
+	o := &Metrics{
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Subsystem: "kubelet",
 			Name:      "pod_status_sync_duration_seconds",
-			Help:      "Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.",
-			Buckets:   SyncDurationBuckets,
+			// The kubelet's help text, without its typo ("intevening").
+			Help:        "Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intervening changes to pod status occur.",
+			Buckets:     SyncDurationBuckets(),
+			ConstLabels: labels,
 		}),
 		changes: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "changes_total",
+			Namespace: ns, Subsystem: "status", Name: "changes_total", ConstLabels: labels,
 			Help: "Changes of cached pod statuses made by SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup: each is one more status for the API server.",
 		}),
 		patches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "patches_total",
+			Namespace: ns, Subsystem: "status", Name: "patches_total", ConstLabels: labels,
 			Help: "PATCH requests of pods/status sent by the status manager, by result (success or error).",
 		}, []string{"result"}),
 		patchBytes: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "patch_bytes",
+			Namespace: ns, Subsystem: "status", Name: "patch_bytes", ConstLabels: labels,
 			Help:    "Size in bytes of each PATCH body of pods/status.",
 			Buckets: prometheus.ExponentialBuckets(128, 2, 8),
 		}),
 		patchDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "patch_duration_seconds",
+			Namespace: ns, Subsystem: "status", Name: "patch_duration_seconds", ConstLabels: labels,
 			Help:    "Duration in seconds of each PATCH request of pods/status.",
 			Buckets: prometheus.DefBuckets,
 		}),
 		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "skips_total",
+			Namespace: ns, Subsystem: "status", Name: "skips_total", ConstLabels: labels,
 			Help: "Syncs that ended without a PATCH, by reason (Unchanged, NotFound, Recreated).",
 		}, []string{"reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "conflicts_total",
+			Namespace: ns, Subsystem: "status", Name: "conflicts_total", ConstLabels: labels,
 			Help: "409 Conflict answers to PATCHes of pods/status (the pod is refetched and the sync retried).",
 		}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "podstatus", Subsystem: "status", Name: "retries_total",
+			Namespace: ns, Subsystem: "status", Name: "retries_total", ConstLabels: labels,
 			Help: "Failed syncs of a pod's status that back off before the next attempt.",
 		}),
 	}
@@ -99,45 +124,36 @@ func New() *Observer {
 }
 
 // Describe implements prometheus.Collector.
-func (o *Observer) Describe(ch chan<- *prometheus.Desc) {
+func (o *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range o.collectorsList {
 		c.Describe(ch)
 	}
 }
 
 // Collect implements prometheus.Collector.
-func (o *Observer) Collect(ch chan<- prometheus.Metric) {
+func (o *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range o.collectorsList {
 		c.Collect(ch)
 	}
 }
 
-// OnChange implements status.Observer.
-func (o *Observer) OnChange(status.PodRef) { o.changes.Inc() }
-
-// OnPatch implements status.Observer.
-func (o *Observer) OnPatch(_ status.PodRef, bytes int, took time.Duration, err error) {
-	if err != nil {
-		o.patchesFailed.Inc()
-	} else {
-		o.patchesOK.Inc()
+// Observer returns the hooks that record a Manager's events in o: pass it as
+// status.Options.Observer, alone or combined with others by status.Observers.
+func (o *Metrics) Observer() *status.Observer {
+	return &status.Observer{
+		OnChange: func(status.ChangeEvent) { o.changes.Inc() },
+		OnPatch: func(ev status.PatchEvent) {
+			if ev.Err != nil {
+				o.patchesFailed.Inc()
+			} else {
+				o.patchesOK.Inc()
+			}
+			o.patchBytes.Observe(float64(ev.Bytes))
+			o.patchDuration.Observe(ev.Took.Seconds())
+		},
+		OnSkip:     func(ev status.SkipEvent) { o.skips.WithLabelValues(string(ev.Reason)).Inc() },
+		OnConflict: func(status.ConflictEvent) { o.conflicts.Inc() },
+		OnRetry:    func(status.RetryEvent) { o.retries.Inc() },
+		OnSynced:   func(ev status.SyncedEvent) { o.syncDuration.Observe(ev.Latency.Seconds()) },
 	}
-	o.patchBytes.Observe(float64(bytes))
-	o.patchDuration.Observe(took.Seconds())
-}
-
-// OnSkip implements status.Observer.
-func (o *Observer) OnSkip(_ status.PodRef, reason status.SkipReason) {
-	o.skips.WithLabelValues(string(reason)).Inc()
-}
-
-// OnConflict implements status.Observer.
-func (o *Observer) OnConflict(status.PodRef) { o.conflicts.Inc() }
-
-// OnRetry implements status.Observer.
-func (o *Observer) OnRetry(status.PodRef, int, time.Duration, error) { o.retries.Inc() }
-
-// OnSynced implements status.Observer.
-func (o *Observer) OnSynced(_ status.PodRef, latency time.Duration) {
-	o.syncDuration.Observe(latency.Seconds())
 }

@@ -13,23 +13,28 @@ import (
 	"github.com/podstatus/podstatus/status/promobserver"
 )
 
+// record sends obs the events TestObserverCountsEvents expects.
+func record(obs *status.Observer) {
+	ref := status.PodRef{Namespace: "ns", Name: "p", UID: "u"}
+	for range 3 {
+		obs.OnChange(status.ChangeEvent{Pod: ref})
+	}
+	obs.OnPatch(status.PatchEvent{Pod: ref, Bytes: 300, Took: 20 * time.Millisecond})
+	obs.OnPatch(status.PatchEvent{Pod: ref, Bytes: 300, Took: 20 * time.Millisecond})
+	obs.OnPatch(status.PatchEvent{Pod: ref, Bytes: 300, Took: time.Second, Err: errors.New("boom")})
+	obs.OnSkip(status.SkipEvent{Pod: ref, Reason: status.SkipUnchanged})
+	obs.OnConflict(status.ConflictEvent{Pod: ref})
+	obs.OnRetry(status.RetryEvent{Pod: ref, Attempt: 1, Delay: time.Second, Err: errors.New("boom")})
+	obs.OnSynced(status.SyncedEvent{Pod: ref, Latency: 70 * time.Millisecond})
+}
+
 func TestObserverCountsEvents(t *testing.T) {
-	o := promobserver.New()
+	o := promobserver.New(promobserver.Options{})
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(o); err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	ref := status.PodRef{Namespace: "ns", Name: "p", UID: "u"}
-	for range 3 {
-		o.OnChange(ref)
-	}
-	o.OnPatch(ref, 300, 20*time.Millisecond, nil)
-	o.OnPatch(ref, 300, 20*time.Millisecond, nil)
-	o.OnPatch(ref, 300, time.Second, errors.New("boom"))
-	o.OnSkip(ref, status.SkipUnchanged)
-	o.OnConflict(ref)
-	o.OnRetry(ref, 1, time.Second, errors.New("boom"))
-	o.OnSynced(ref, 70*time.Millisecond)
+	record(o.Observer())
 
 	want := `
 # HELP podstatus_status_changes_total Changes of cached pod statuses made by SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup: each is one more status for the API server.
@@ -77,4 +82,57 @@ podstatus_status_retries_total 1
 		}
 	}
 	t.Fatal("kubelet_pod_status_sync_duration_seconds not gathered")
+}
+
+// TestTwoManagersInOneRegistry: Metrics with different const labels register side by
+// side and count apart; a namespace renames the podstatus_ metrics but not the kubelet's.
+func TestTwoManagersInOneRegistry(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	a := promobserver.New(promobserver.Options{ConstLabels: prometheus.Labels{"manager": "a"}})
+	b := promobserver.New(promobserver.Options{ConstLabels: prometheus.Labels{"manager": "b"}})
+	if err := reg.Register(a); err != nil {
+		t.Fatalf("register a: %v", err)
+	}
+	if err := reg.Register(b); err != nil {
+		t.Fatalf("register b: %v", err)
+	}
+	record(a.Observer())
+	b.Observer().OnChange(status.ChangeEvent{})
+	want := `
+# HELP podstatus_status_changes_total Changes of cached pod statuses made by SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup: each is one more status for the API server.
+# TYPE podstatus_status_changes_total counter
+podstatus_status_changes_total{manager="a"} 3
+podstatus_status_changes_total{manager="b"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "podstatus_status_changes_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(b, "kubelet_pod_status_sync_duration_seconds"); n != 1 {
+		t.Fatalf("b: %d kubelet_pod_status_sync_duration_seconds series, want 1", n)
+	}
+
+	// The same Managers without const labels collide.
+	dup := prometheus.NewRegistry()
+	dup.MustRegister(promobserver.New(promobserver.Options{}))
+	if err := dup.Register(promobserver.New(promobserver.Options{Namespace: "other"})); err == nil {
+		t.Error("two Metrics with the kubelet's histogram and no labels registered in one registry")
+	}
+
+	ns := promobserver.New(promobserver.Options{Namespace: "agent"})
+	ns.Observer().OnConflict(status.ConflictEvent{})
+	if n := testutil.CollectAndCount(ns, "agent_status_conflicts_total", "kubelet_pod_status_sync_duration_seconds"); n != 2 {
+		t.Fatalf("namespace agent: %d series of agent_status_conflicts_total and the kubelet histogram, want 2", n)
+	}
+}
+
+// TestHelpHasNoTypo: our help text is the kubelet's without its "intevening".
+func TestHelpHasNoTypo(t *testing.T) {
+	ch := make(chan *prometheus.Desc, 16)
+	promobserver.New(promobserver.Options{}).Describe(ch)
+	close(ch)
+	for d := range ch {
+		if s := d.String(); strings.Contains(s, "intevening") {
+			t.Errorf("typo in %s", s)
+		}
+	}
 }

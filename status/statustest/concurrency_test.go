@@ -70,7 +70,7 @@ func TestConcurrentWriters(t *testing.T) {
 	})
 	wg.Go(func() {
 		for range rounds {
-			if _, err := s.Get("ns", "p"); err != nil {
+			if _, err := s.Peek("ns", "p"); err != nil {
 				t.Error(err)
 			}
 			_ = s.Patches()
@@ -78,7 +78,7 @@ func TestConcurrentWriters(t *testing.T) {
 	})
 	wg.Wait()
 
-	got, _ := s.Get("ns", "p")
+	got, _ := s.Peek("ns", "p")
 	for w := range writers {
 		c := conditions.Get(got.Status.Conditions, v1.PodConditionType(fmt.Sprintf("example.com/w%d", w)))
 		if c == nil || c.Message != strconv.Itoa(rounds-1) {

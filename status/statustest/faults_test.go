@@ -36,7 +36,7 @@ func TestFailNext(t *testing.T) {
 			t.Fatalf("PATCH %d = %v, want 409", i, err)
 		}
 	}
-	if got, _ := s.Get("ns", "p"); got.Status.Phase != v1.PodPending {
+	if got, _ := s.Peek("ns", "p"); got.Status.Phase != v1.PodPending {
 		t.Fatalf("a failed PATCH was applied")
 	}
 	if _, err := s.PatchPodStatus(ctx, "ns", "p", p); err != nil {
@@ -58,14 +58,14 @@ func TestFailNext(t *testing.T) {
 func TestFaultAfterWrite(t *testing.T) {
 	s := statustest.NewServer(testPod())
 	s.Script(statustest.VerbPatch, statustest.Fault{Err: statustest.Timeout(), AfterWrite: true})
-	pod, _ := s.Get("ns", "p")
+	pod, _ := s.Peek("ns", "p")
 	next := *pod.Status.DeepCopy()
 	next.Phase = v1.PodRunning
 	_, err := s.PatchPodStatus(context.Background(), "ns", "p", patchTo(t, pod, next))
 	if !apierrors.IsTimeout(err) {
 		t.Fatalf("PATCH = %v, want a timeout", err)
 	}
-	if got, _ := s.Get("ns", "p"); got.Status.Phase != v1.PodRunning {
+	if got, _ := s.Peek("ns", "p"); got.Status.Phase != v1.PodRunning {
 		t.Fatalf("the write behind the lost answer did not happen")
 	}
 }

@@ -87,7 +87,7 @@ func TestPatchChangesOnlyStatusAndBumpsResourceVersion(t *testing.T) {
 	if got.ResourceVersion == before.ResourceVersion {
 		t.Fatalf("resourceVersion not bumped: %s", got.ResourceVersion)
 	}
-	stored, _ := s.Get("ns", "p")
+	stored, _ := s.Peek("ns", "p")
 	if stored.ResourceVersion != got.ResourceVersion || stored.Status.Phase != v1.PodRunning {
 		t.Fatalf("stored pod differs from the returned one")
 	}
@@ -109,7 +109,7 @@ func TestPatchUIDMismatchIsInvalid(t *testing.T) {
 		!strings.Contains(se.ErrStatus.Details.Causes[0].Message, "field is immutable") {
 		t.Fatalf("error details = %#v", se)
 	}
-	got, _ := s.Get("ns", "p")
+	got, _ := s.Peek("ns", "p")
 	if got.Status.Phase != v1.PodPending {
 		t.Fatalf("a rejected patch was applied: phase %s", got.Status.Phase)
 	}
@@ -117,7 +117,7 @@ func TestPatchUIDMismatchIsInvalid(t *testing.T) {
 
 func TestPatchResourceVersionPrecondition(t *testing.T) {
 	s := statustest.NewServer(testPod())
-	pod, _ := s.Get("ns", "p")
+	pod, _ := s.Peek("ns", "p")
 	stale := fmt.Sprintf(`{"metadata":{"resourceVersion":"%s0"},"status":{"phase":"Running"}}`, pod.ResourceVersion)
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(stale)); !apierrors.IsConflict(err) {
 		t.Fatalf("PATCH with a stale resourceVersion = %v, want 409 Conflict", err)
@@ -125,7 +125,7 @@ func TestPatchResourceVersionPrecondition(t *testing.T) {
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(`{"metadata":{"resourceVersion":null},"status":{"message":"m"}}`)); err != nil {
 		t.Fatalf("PATCH clearing the resourceVersion must be unconditional: %v", err)
 	}
-	pod, _ = s.Get("ns", "p")
+	pod, _ = s.Peek("ns", "p")
 	fresh := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"status":{"phase":"Running"}}`, pod.ResourceVersion)
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", []byte(fresh)); err != nil {
 		t.Fatalf("PATCH with the current resourceVersion: %v", err)
@@ -143,7 +143,7 @@ func TestNoopPatchDoesNotWrite(t *testing.T) {
 	s := statustest.NewServer(testPod())
 	var events int
 	s.OnWrite(func(statustest.Event) { events++ })
-	pod, _ := s.Get("ns", "p")
+	pod, _ := s.Peek("ns", "p")
 	got, err := s.PatchPodStatus(context.Background(), "ns", "p", patchTo(t, pod, pod.Status))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestReturnsCopies(t *testing.T) {
 	a, _ := s.GetPod(context.Background(), "ns", "p")
 	a.Status.Conditions[0].Status = v1.ConditionFalse
 	a.Labels["app"] = "changed"
-	b, _ := s.Get("ns", "p")
+	b, _ := s.Peek("ns", "p")
 	if b.Status.Phase != v1.PodPending || b.Status.Conditions[0].Status != v1.ConditionTrue || b.Labels["app"] != "a" {
 		t.Fatalf("the store was changed through a returned or passed pod: %+v", b)
 	}
@@ -171,7 +171,7 @@ func TestReturnsCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Status.Phase = v1.PodSucceeded
-	if d, _ := s.Get("ns", "p"); d.Status.Phase != v1.PodRunning {
+	if d, _ := s.Peek("ns", "p"); d.Status.Phase != v1.PodRunning {
 		t.Fatalf("the store was changed through a patched pod: %s", d.Status.Phase)
 	}
 }
@@ -228,7 +228,7 @@ func TestCreateDeleteRecreate(t *testing.T) {
 
 func TestSetConditionActsAsAnotherController(t *testing.T) {
 	s := statustest.NewServer(testPod())
-	before, _ := s.Get("ns", "p")
+	before, _ := s.Peek("ns", "p")
 	gate := v1.PodCondition{Type: "example.com/gate", Status: v1.ConditionFalse, LastTransitionTime: t0, Reason: "Waiting"}
 	got, err := s.SetCondition("ns", "p", gate)
 	if err != nil {
@@ -281,7 +281,7 @@ func TestOnWriteDeliversEveryWriteInOrder(t *testing.T) {
 	if _, err := s.Create(testPod()); err != nil {
 		t.Fatal(err)
 	}
-	pod, _ := s.Get("ns", "p")
+	pod, _ := s.Peek("ns", "p")
 	next := *pod.Status.DeepCopy()
 	next.Phase = v1.PodRunning
 	if _, err := s.PatchPodStatus(context.Background(), "ns", "p", patchTo(t, pod, next)); err != nil {
@@ -323,7 +323,7 @@ func TestStoresWhatReadsBackFromJSON(t *testing.T) {
 	p := testPod()
 	p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(t0.Add(700 * time.Millisecond))
 	s := statustest.NewServer(p)
-	got, _ := s.Get("ns", "p")
+	got, _ := s.Peek("ns", "p")
 	if !got.Status.Conditions[0].LastTransitionTime.Time.Equal(t0.Time) {
 		t.Fatalf("stored LTT %v, want it truncated to the second like a real server", got.Status.Conditions[0].LastTransitionTime)
 	}

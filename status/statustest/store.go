@@ -39,8 +39,10 @@ func (s *Server) createLocked(pod *v1.Pod) *v1.Pod {
 	return s.pods[key(p.Namespace, p.Name)].DeepCopy()
 }
 
-// Get returns a copy of the stored pod, or 404 NotFound.
-func (s *Server) Get(namespace, name string) (*v1.Pod, error) {
+// Peek returns a copy of the stored pod, or 404 NotFound, as a test's assertion reads
+// it: unlike GetPod (the status.Client request), it is not counted, recorded or failed
+// by an injected fault.
+func (s *Server) Peek(namespace, name string) (*v1.Pod, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.pods[key(namespace, name)]

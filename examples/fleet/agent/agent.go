@@ -30,9 +30,11 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +78,9 @@ type agent struct {
 	counts      counters
 	simCache    podsim.Cache // shared by every simulated pod
 	responses   responses    // PATCH responses waiting for their watch event
+	// fieldManager names the agent's status PATCHes on the server: the User-Agent's
+	// product (the part before a '/'), the name the server would derive from it.
+	fieldManager string
 }
 
 // Run runs the agent until ctx is done, then stops its workers, flushes the statuses
@@ -103,6 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if rc.UserAgent == "" {
 		rc.UserAgent = "podstatus-fleet"
 	}
+	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
 	rc.Wrap(a.counts.wrapTransport)
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
@@ -116,18 +122,19 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	r := a.cfg
 	a.cs = cs
 
-	var observer status.Observer = &a.counts
+	observer := a.counts.observer()
 	if r.Registerer != nil {
-		prom := promobserver.New()
+		prom := promobserver.New(promobserver.Options{})
 		if err := r.Registerer.Register(prom); err != nil {
 			return fmt.Errorf("agent: register status metrics: %w", err)
 		}
 		if err := a.counts.register(r.Registerer); err != nil {
 			return fmt.Errorf("agent: register agent metrics: %w", err)
 		}
-		observer = multiObserver{&a.counts, prom}
+		observer = status.Observers(observer, prom.Observer())
 	}
-	kc := kubeclient.New(a.cs)
+	fieldManager := cmp.Or(a.fieldManager, "podstatus-fleet")
+	kc := kubeclient.New(a.cs.CoreV1(), fieldManager)
 	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
 		Clock:                      r.Clock,
 		Features:                   r.Features,
@@ -404,38 +411,4 @@ func (a *agent) transformPod(o any) (any, error) {
 		internPod(p)
 	}
 	return p, nil
-}
-
-// multiObserver fans status.Observer events out.
-type multiObserver []status.Observer
-
-func (m multiObserver) OnChange(p status.PodRef) {
-	for _, o := range m {
-		o.OnChange(p)
-	}
-}
-func (m multiObserver) OnPatch(p status.PodRef, b int, d time.Duration, err error) {
-	for _, o := range m {
-		o.OnPatch(p, b, d, err)
-	}
-}
-func (m multiObserver) OnSkip(p status.PodRef, r status.SkipReason) {
-	for _, o := range m {
-		o.OnSkip(p, r)
-	}
-}
-func (m multiObserver) OnConflict(p status.PodRef) {
-	for _, o := range m {
-		o.OnConflict(p)
-	}
-}
-func (m multiObserver) OnRetry(p status.PodRef, n int, d time.Duration, err error) {
-	for _, o := range m {
-		o.OnRetry(p, n, d, err)
-	}
-}
-func (m multiObserver) OnSynced(p status.PodRef, d time.Duration) {
-	for _, o := range m {
-		o.OnSynced(p, d)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
@@ -16,10 +15,9 @@ import (
 // phases are the pod phases counted, in the order progress lines print them.
 var phases = []v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed, v1.PodUnknown}
 
-// counters are the agent's running totals, for progress lines and metrics. It is the
-// status.Observer that counts writes.
+// counters are the agent's running totals, for progress lines and metrics. Its
+// observer() counts the status Manager's writes.
 type counters struct {
-	status.NopObserver
 	byPhase            [5]atomic.Int64
 	patches, patchErrs atomic.Int64
 	// statusChanges counts the Manager's OnChange: statuses that changed its cache,
@@ -58,16 +56,19 @@ func (c *counters) setPhase(old, new v1.PodPhase) {
 	}
 }
 
-// OnChange implements status.Observer (promobserver exports the same count as
-// podstatus_status_changes_total; this one feeds the progress line).
-func (c *counters) OnChange(status.PodRef) { c.statusChanges.Add(1) }
-
-// OnPatch implements status.Observer.
-func (c *counters) OnPatch(_ status.PodRef, _ int, _ time.Duration, err error) {
-	if err != nil {
-		c.patchErrs.Add(1)
-	} else {
-		c.patches.Add(1)
+// observer counts the Manager's status changes and PATCHes (promobserver exports the
+// same counts as podstatus_status_changes_total and podstatus_status_patches_total; these
+// feed the progress line).
+func (c *counters) observer() *status.Observer {
+	return &status.Observer{
+		OnChange: func(status.ChangeEvent) { c.statusChanges.Add(1) },
+		OnPatch: func(ev status.PatchEvent) {
+			if ev.Err != nil {
+				c.patchErrs.Add(1)
+			} else {
+				c.patches.Add(1)
+			}
+		},
 	}
 }
 

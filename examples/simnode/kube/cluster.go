@@ -28,8 +28,11 @@ type Cluster struct {
 
 var _ sim.Cluster = (*Cluster)(nil)
 
-// New returns a Cluster that talks to the API server behind cs.
-func New(cs kubernetes.Interface) *Cluster { return &Cluster{Client: kubeclient.New(cs), cs: cs} }
+// New returns a Cluster that talks to the API server behind cs; its status PATCHes name
+// the field manager "podstatus-simnode".
+func New(cs kubernetes.Interface) *Cluster {
+	return &Cluster{Client: kubeclient.New(cs.CoreV1(), "podstatus-simnode"), cs: cs}
+}
 
 // Prepare creates the namespace and the Node object the simulated pods are bound to (pods
 // bound to a node that does not exist are garbage-collected by the pod GC controller). An

@@ -80,18 +80,11 @@ func (m Memory) DeletePod(_ context.Context, namespace, name string, now time.Ti
 	return p, nil
 }
 
-// DeleteFinishedPod implements Cluster.
-func (m Memory) DeleteFinishedPod(_ context.Context, namespace, name string, uid types.UID) error {
-	p, err := m.Get(namespace, name)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
-	case p.UID != uid:
-		return nil // the UID precondition failed: another pod of that name
-	}
-	if err := m.Delete(namespace, name); err != nil && !apierrors.IsNotFound(err) {
+// DeleteFinishedPod implements Cluster with statustest.Server's DeletePod, the request
+// with a UID precondition and grace period 0.
+func (m Memory) DeleteFinishedPod(ctx context.Context, namespace, name string, uid types.UID) error {
+	err := m.Server.DeletePod(ctx, namespace, name, uid)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete pod %s/%s: %w", namespace, name, err)
 	}
 	return nil
@@ -99,5 +92,5 @@ func (m Memory) DeleteFinishedPod(_ context.Context, namespace, name string, uid
 
 // Peek implements Cluster.
 func (m Memory) Peek(_ context.Context, namespace, name string) (*v1.Pod, error) {
-	return m.Get(namespace, name)
+	return m.Server.Peek(namespace, name)
 }

@@ -141,13 +141,12 @@ func (c *counting) PatchPodStatus(ctx context.Context, namespace, name string, p
 
 // skips counts the syncs that needed no PATCH.
 type skips struct {
-	status.NopObserver
 	mu sync.Mutex
 	n  int
 }
 
-func (s *skips) OnSkip(_ status.PodRef, r status.SkipReason) {
-	if r == status.SkipUnchanged {
+func (s *skips) onSkip(ev status.SkipEvent) {
+	if ev.Reason == status.SkipUnchanged {
 		s.mu.Lock()
 		s.n++
 		s.mu.Unlock()
@@ -179,7 +178,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 		p := byUID[pod.UID]
 		return p != nil && p.couldRun.Load()
 	}
-	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: sk, Retry: status.RetryOptions{Seed: &cfg.Seed},
+	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: &status.Observer{OnSkip: sk.onSkip}, Retry: status.RetryOptions{Seed: &cfg.Seed},
 		CouldHaveRunningContainers: couldRun, Deleter: deleter{cluster}})
 	ipam, err := podsim.NewIPAM(podCIDR)
 	if err != nil {

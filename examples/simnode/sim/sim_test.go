@@ -178,7 +178,7 @@ func TestRunsOnPodsim(t *testing.T) {
 		t.Errorf("%d pods deleted, want the 2 terminating ones", rep.Summary.Deletes)
 	}
 	for _, name := range []string{"terminating-6", "terminating-13"} {
-		if _, err := mem.Get("default", name); err == nil {
+		if _, err := mem.Server.Peek("default", name); err == nil {
 			t.Errorf("%s is still on the server", name)
 		}
 	}

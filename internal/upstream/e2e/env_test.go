@@ -74,7 +74,7 @@ func newEnv(t *testing.T, prefix string, start time.Time) *env {
 		clock: clocktesting.NewFakeClock(start),
 		other: other,
 	}
-	e.client = newCountingClient(kubeclient.New(srv.NewClient(t, "podstatus-e2e-kubelet")), other)
+	e.client = newCountingClient(kubeclient.New(srv.NewClient(t, "podstatus-e2e-kubelet").CoreV1(), "podstatus-e2e-kubelet"), other)
 	e.mgr = e.newManager()
 	t.Cleanup(func() { e.client.verify(t) })
 	return e

@@ -256,10 +256,10 @@ func (w *world) startNodes() {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		n.cli = &recordingClient{Client: kubeclient.New(cs)}
+		n.cli = &recordingClient{Client: kubeclient.New(cs.CoreV1(), cfg.UserAgent)}
 		n.obs = &observer{}
 		n.mgr = status.NewManager(n.cli, status.Options{
-			Observer: n.obs, Workers: 4, RequestTimeout: requestTimeout, Retry: retryOptions,
+			Observer: n.obs.observer(), Workers: 4, RequestTimeout: requestTimeout, Retry: retryOptions,
 		})
 		go func() { _ = n.mgr.Run(w.ctx) }()
 		w.nodes = append(w.nodes, n)
@@ -791,20 +791,24 @@ func (c *recordingClient) firstAfter(t time.Time) (time.Time, bool) {
 
 // observer records the Manager's retries.
 type observer struct {
-	status.NopObserver
 	conflicts atomic.Int64
 	mu        sync.Mutex
 	retries   []retry
 }
 
-func (o *observer) OnConflict(status.PodRef) { o.conflicts.Add(1) }
+func (o *observer) observer() *status.Observer {
+	return &status.Observer{
+		OnConflict: func(status.ConflictEvent) { o.conflicts.Add(1) },
+		OnRetry:    func(ev status.RetryEvent) { o.onRetry(ev.Delay) },
+	}
+}
 
 type retry struct {
 	at    time.Time
 	delay time.Duration
 }
 
-func (o *observer) OnRetry(_ status.PodRef, _ int, d time.Duration, _ error) {
+func (o *observer) onRetry(d time.Duration) {
 	o.mu.Lock()
 	o.retries = append(o.retries, retry{time.Now(), d})
 	o.mu.Unlock()
