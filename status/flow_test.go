@@ -60,7 +60,9 @@ func TestUpstreamFlow(t *testing.T) {
 		t.Errorf("PodScheduled was sent although unchanged:\n%s", first)
 	}
 
-	m.SetContainerReadiness(pod.UID, "containerd://abc", true)
+	if err := m.SetContainerReadiness(pod.UID, "containerd://abc", true); err != nil {
+		t.Fatal(err)
+	}
 	cached := mgrStatus(t, m, pod.UID)
 	if r := mgrGetCond(cached, v1.PodReady); r.Status != v1.ConditionFalse || r.Reason != "ReadinessGatesNotReady" {
 		t.Fatalf("Ready with the gate False = %+v", r)

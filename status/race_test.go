@@ -58,7 +58,9 @@ func TestConcurrentCallers(t *testing.T) {
 							t.Error(err)
 						}
 						last[i] = msg
-						m.SetContainerReadiness(stored[i].UID, "test://c"+strconv.Itoa(i), r%2 == 0)
+						if err := m.SetContainerReadiness(stored[i].UID, "test://c"+strconv.Itoa(i), r%2 == 0); err != nil {
+							t.Error(err)
+						}
 						_, _ = m.GetPodStatus(stored[i].UID)
 					}
 					if r%5 == 0 {

@@ -761,8 +761,11 @@ func TestSetContainerReadinessReadsTheNewestGates(t *testing.T) {
 	gated := *s.DeepCopy()
 	gated.Conditions = append(gated.Conditions, mgrCond("example.com/gate", v1.ConditionFalse))
 	mgrSet(t, m, stored, gated)
-	m.SetContainerReadiness(stored.UID, "test://c", false)
-	m.SetContainerReadiness(stored.UID, "test://c", true)
+	for _, ready := range []bool{false, true} {
+		if err := m.SetContainerReadiness(stored.UID, "test://c", ready); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mgrSync(t, m)
 
 	got := mgrServerPod(t, srv).Status

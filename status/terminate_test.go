@@ -175,8 +175,11 @@ func TestTerminatePodIsAlwaysQueuedAndSticky(t *testing.T) {
 	pod := mgrPod()
 	pod.Status.Phase = v1.PodFailed
 	mgrSet(t, m, pod, pod.Status)
-	_ = m.TerminatePod(pod)
-	_ = m.TerminatePod(pod)
+	for range 2 {
+		if err := m.TerminatePod(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if v := mgrVersion(m, pod.UID); v != 3 {
 		t.Fatalf("version %d, want 3 (TerminatePod always updates)", v)
 	}
