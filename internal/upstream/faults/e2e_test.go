@@ -28,8 +28,6 @@ import (
 	"github.com/podstatus/podstatus/sandbox"
 	"github.com/podstatus/podstatus/status"
 	"github.com/podstatus/podstatus/status/kubeclient"
-
-	"github.com/podstatus/podstatus/conditions"
 )
 
 // The fault schedule of TestStatisticalManagersUnderWireFaults. Each phase applies to every node's
