@@ -33,7 +33,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/podstatus/podstatus/examples/simnode/sim"
+	"github.com/podstatus/podstatus/internal/sim"
 )
 
 func main() {

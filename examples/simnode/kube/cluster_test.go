@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/podstatus/podstatus/examples/simnode/sim"
+	"github.com/podstatus/podstatus/internal/sim"
 )
 
 // TestRunAgainstFakeClientset runs the simulation through client-go (a fake clientset that

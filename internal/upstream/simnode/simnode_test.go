@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/podstatus/podstatus/examples/simnode/kube"
-	"github.com/podstatus/podstatus/examples/simnode/sim"
+	"github.com/podstatus/podstatus/internal/sim"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 )
 

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podstatus/podstatus/examples/simnode/kube"
-	"github.com/podstatus/podstatus/examples/simnode/sim"
+	"github.com/podstatus/podstatus/internal/sim"
 )
 
 func main() {
