@@ -409,7 +409,7 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		t.Fatalf("phase %s, want Failed from the API copy", s.Phase)
 	}
 	// And the merge keeps a terminal server phase.
-	got := mustMerge(t, v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted"}, v1.PodStatus{Phase: v1.PodRunning}, MergeOptions{Now: metav1.NewTime(mgrT0)})
+	got := mustMerge(t, v1.PodStatus{Phase: v1.PodFailed, Reason: "Evicted"}, v1.PodStatus{Phase: v1.PodRunning}, MergeInput{Now: metav1.NewTime(mgrT0)})
 	if got.Phase != v1.PodFailed || got.Reason != "Evicted" {
 		t.Fatalf("merged phase %s reason %q", got.Phase, got.Reason)
 	}

@@ -13,10 +13,14 @@ import (
 	"github.com/podstatus/podstatus/internal/accept"
 )
 
-// MergeOptions configures Merge. Its zero value merges as the Manager does: with the
-// fix for kubernetes#119514, a terminal server phase kept, v1.37.0 behaviour. Now is the
-// one field that must be set.
-type MergeOptions struct {
+// MergeInput is what Merge reads. Server, Status and Now are required; the other fields'
+// zero values merge as the Manager does: with the fix for kubernetes#119514, a terminal
+// server phase kept, v1.37.0 behaviour.
+type MergeInput struct {
+	// Server is the server's copy of the pod (its status and metadata.generation).
+	Server *v1.Pod
+	// Status is the kubelet's own status for the pod (the status a Manager caches).
+	Status v1.PodStatus
 	// Now is the time given to the conditions that transition during the merge (the
 	// terminal Ready/ContainersReady override, a new DisruptionTarget). Required: the
 	// package never reads the wall clock, and Merge returns a *podstatus.InputError
@@ -53,33 +57,34 @@ type MergeOptions struct {
 //     recomputed against the server's copy;
 //   - resource-claim statuses are always the server's: the kubelet never writes them;
 //   - a terminal phase is held back (phase, reason and message stay the server's) while
-//     opts.CouldHaveRunningContainers is true;
+//     in.CouldHaveRunningContainers is true;
 //   - in a terminal phase, Ready and ContainersReady are forced False (PodFailed or
 //     PodCompleted, observedGeneration from server's metadata.generation) when either is
 //     True.
 //
 // Beyond the kubelet, and as the Manager does, a terminal server phase is final and the
 // lastTransitionTime of kubelet-owned conditions respects the server's copy
-// (kubernetes#119514); opts.UpstreamTerminalPhase and opts.UpstreamTransitionTimes turn
+// (kubernetes#119514); in.UpstreamTerminalPhase and in.UpstreamTransitionTimes turn
 // these off. Neither input is modified.
 //
-// The error is a *podstatus.InputError when server is nil or opts.Now is zero.
-func Merge(server *v1.Pod, kubelet v1.PodStatus, opts MergeOptions) (v1.PodStatus, error) {
+// The error is a *podstatus.InputError when in.Server is nil or in.Now is zero.
+func Merge(in MergeInput) (v1.PodStatus, error) {
+	server := in.Server
 	switch {
 	case server == nil:
-		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("server"), "")}})
-	case opts.Now.IsZero():
+		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("MergeInput", "Server"), "")}})
+	case in.Now.IsZero():
 		return v1.PodStatus{}, fmt.Errorf("status: Merge: %w", &podstatus.InputError{Pod: server.Namespace + "/" + server.Name,
-			Errs: field.ErrorList{field.Required(field.NewPath("MergeOptions", "Now"), "the time must be given")}})
+			Errs: field.ErrorList{field.Required(field.NewPath("MergeInput", "Now"), "the time must be given")}})
 	}
 	cfg := mergeConfig{
-		now: opts.Now.Rfc3339Copy(), features: opts.Features, generation: server.Generation, hasGeneration: true,
-		serverLTT: !opts.UpstreamTransitionTimes, keepTerminal: !opts.UpstreamTerminalPhase,
+		now: in.Now.Rfc3339Copy(), features: in.Features, generation: server.Generation, hasGeneration: true,
+		serverLTT: !in.UpstreamTransitionTimes, keepTerminal: !in.UpstreamTerminalPhase,
 	}
-	return merge(&server.Status, kubelet, opts.CouldHaveRunningContainers, &cfg), nil
+	return merge(&server.Status, in.Status, in.CouldHaveRunningContainers, &cfg), nil
 }
 
-// mergeConfig is MergeOptions resolved, as the Manager's sync passes it.
+// mergeConfig is MergeInput resolved, as the Manager's sync passes it.
 type mergeConfig struct {
 	now           metav1.Time
 	features      features.Set

@@ -22,17 +22,17 @@ func ExampleMerge() {
 	kubelet := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionTrue}}}
 	now := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 
-	merged, err := status.Merge(server, kubelet, status.MergeOptions{Now: now})
+	merged, err := status.Merge(status.MergeInput{Server: server, Status: kubelet, Now: now})
 	fmt.Println(merged.Phase, len(merged.Conditions), err)
 
-	upstream, _ := status.Merge(server, kubelet, status.MergeOptions{Now: now, UpstreamTerminalPhase: true})
+	upstream, _ := status.Merge(status.MergeInput{Server: server, Status: kubelet, Now: now, UpstreamTerminalPhase: true})
 	fmt.Println(upstream.Phase)
 
-	_, err = status.Merge(server, kubelet, status.MergeOptions{})
+	_, err = status.Merge(status.MergeInput{Server: server, Status: kubelet})
 	var ie *podstatus.InputError
 	fmt.Println(errors.As(err, &ie), ie.Errs[0].Field)
 	// Output:
 	// Succeeded 2 <nil>
 	// Running
-	// true MergeOptions.Now
+	// true MergeInput.Now
 }

@@ -132,7 +132,7 @@ func TestMergePodStatus(t *testing.T) {
 			}
 			oldCopy, newCopy := *old.DeepCopy(), *nw.DeepCopy()
 			// The kubelet's own table: its merge, without the Manager's two additions.
-			got := mustMerge(t, old, nw, MergeOptions{Now: metav1.NewTime(mgrT0), CouldHaveRunningContainers: tc.running,
+			got := mustMerge(t, old, nw, MergeInput{Now: metav1.NewTime(mgrT0), CouldHaveRunningContainers: tc.running,
 				UpstreamTransitionTimes: true, UpstreamTerminalPhase: true})
 			if d := cmp.Diff(tc.want, mgrSummary(got)); d != "" {
 				t.Errorf("conditions (-want +got):\n%s", d)
@@ -157,7 +157,7 @@ func TestMergeKeepsServerResourceClaims(t *testing.T) {
 	server.NodeAllocatableResourceClaimStatuses = []v1.NodeAllocatableResourceClaimStatus{{ResourceClaimName: "server"}}
 	kubelet := mgrMergeBase()
 	kubelet.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "kubelet"}}
-	got := mustMerge(t, server, kubelet, MergeOptions{Now: metav1.NewTime(mgrT0)})
+	got := mustMerge(t, server, kubelet, MergeInput{Now: metav1.NewTime(mgrT0)})
 	if d := cmp.Diff(server.ResourceClaimStatuses, got.ResourceClaimStatuses); d != "" {
 		t.Error(d)
 	}
@@ -173,7 +173,7 @@ func TestMergeTerminalOverrideTimes(t *testing.T) {
 	kubelet.Phase = v1.PodSucceeded
 	kubelet.Conditions[0].LastTransitionTime = ltt
 	now := metav1.NewTime(mgrT0)
-	got, err := Merge(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: server}, kubelet, MergeOptions{Now: now})
+	got, err := Merge(MergeInput{Server: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: server}, Status: kubelet, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +234,8 @@ func TestServerTransitionTimes(t *testing.T) {
 		{"same status: server's time stands", ready(v1.ConditionTrue, at(-time.Hour)), ready(v1.ConditionTrue, at(-time.Minute)), at(-time.Minute), at(-time.Hour)},
 		{"same status, server time unset: ours", ready(v1.ConditionTrue, metav1.Time{}), ready(v1.ConditionTrue, at(-time.Minute)), at(-time.Minute), at(-time.Minute)},
 	} {
-		up := mustMerge(t, tc.server, tc.kubelet, MergeOptions{Now: now, UpstreamTransitionTimes: true})
-		fx := mustMerge(t, tc.server, tc.kubelet, MergeOptions{Now: now})
+		up := mustMerge(t, tc.server, tc.kubelet, MergeInput{Now: now, UpstreamTransitionTimes: true})
+		fx := mustMerge(t, tc.server, tc.kubelet, MergeInput{Now: now})
 		if got := up.Conditions[0].LastTransitionTime; !got.Equal(&tc.upstream) {
 			t.Errorf("%s: upstream LTT %v, want %v", tc.name, got, tc.upstream)
 		}
@@ -246,9 +246,10 @@ func TestServerTransitionTimes(t *testing.T) {
 }
 
 // mustMerge merges kubelet into a pod whose status is server.
-func mustMerge(t *testing.T, server, kubelet v1.PodStatus, opts MergeOptions) v1.PodStatus {
+func mustMerge(t *testing.T, server, kubelet v1.PodStatus, in MergeInput) v1.PodStatus {
 	t.Helper()
-	got, err := Merge(&v1.Pod{Status: server}, kubelet, opts)
+	in.Server, in.Status = &v1.Pod{Status: server}, kubelet
+	got, err := Merge(in)
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
 	}
@@ -259,29 +260,29 @@ func mustMerge(t *testing.T, server, kubelet v1.PodStatus, opts MergeOptions) v1
 // fallback.
 func TestMergeInputErrors(t *testing.T) {
 	var ie *podstatus.InputError
-	if _, err := Merge(nil, v1.PodStatus{}, MergeOptions{Now: metav1.NewTime(mgrT0)}); !errors.As(err, &ie) || ie.Errs[0].Field != "server" {
+	if _, err := Merge(MergeInput{Server: nil, Status: v1.PodStatus{}, Now: metav1.NewTime(mgrT0)}); !errors.As(err, &ie) || ie.Errs[0].Field != "MergeInput.Server" {
 		t.Errorf("nil pod: %v", err)
 	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
-	_, err := Merge(pod, v1.PodStatus{}, MergeOptions{})
-	if !errors.As(err, &ie) || ie.Errs[0].Field != "MergeOptions.Now" || ie.Pod != "ns/p" {
+	_, err := Merge(MergeInput{Server: pod, Status: v1.PodStatus{}})
+	if !errors.As(err, &ie) || ie.Errs[0].Field != "MergeInput.Now" || ie.Pod != "ns/p" {
 		t.Errorf("zero Now: %v", err)
 	}
-	if want := "status: Merge: pod ns/p: MergeOptions.Now: Required value: the time must be given"; err == nil || err.Error() != want {
+	if want := "status: Merge: pod ns/p: MergeInput.Now: Required value: the time must be given"; err == nil || err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
 }
 
-// TestMergeDefaultsAreTheManagers: the zero MergeOptions keep a terminal server phase,
+// TestMergeDefaultsAreTheManagers: the zero MergeInput keep a terminal server phase,
 // and UpstreamTerminalPhase gives the kubelet's merge.
 func TestMergeDefaultsAreTheManagers(t *testing.T) {
 	server := v1.PodStatus{Phase: v1.PodSucceeded, Reason: "Done"}
 	kubelet := v1.PodStatus{Phase: v1.PodRunning}
 	now := metav1.NewTime(mgrT0)
-	if got := mustMerge(t, server, kubelet, MergeOptions{Now: now}); got.Phase != v1.PodSucceeded || got.Reason != "Done" {
+	if got := mustMerge(t, server, kubelet, MergeInput{Now: now}); got.Phase != v1.PodSucceeded || got.Reason != "Done" {
 		t.Errorf("default: phase %s reason %q, want the server's Succeeded/Done", got.Phase, got.Reason)
 	}
-	if got := mustMerge(t, server, kubelet, MergeOptions{Now: now, UpstreamTerminalPhase: true}); got.Phase != v1.PodRunning {
+	if got := mustMerge(t, server, kubelet, MergeInput{Now: now, UpstreamTerminalPhase: true}); got.Phase != v1.PodRunning {
 		t.Errorf("upstream: phase %s, want Running", got.Phase)
 	}
 }

@@ -199,7 +199,7 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 		if !ok {
 			continue
 		}
-		merged, err := Merge(p, cached, MergeOptions{Now: now, CouldHaveRunningContainers: mm.running})
+		merged, err := Merge(MergeInput{Server: p, Status: cached, Now: now, CouldHaveRunningContainers: mm.running})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
 		}
