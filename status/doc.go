@@ -69,7 +69,7 @@
 // retry and completed sync; status/promobserver turns them into Prometheus metrics.
 //
 // Time is always injected: the Manager reads Options.Clock, and Merge takes
-// MergeInput.Now. MergeInput's optional fields' zero values merges as the Manager does.
+// MergeInput.Now; the zero values of MergeInput's other knobs merge as the Manager does.
 //
 // # What it does beyond the kubelet
 //
