@@ -13,8 +13,10 @@ import (
 	"github.com/podstatus/podstatus/sandbox"
 )
 
-// T0 is the time in every generated state (startedAt, finishedAt): 2026-01-01T00:00:00Z.
-var T0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+// T0 returns the time in every generated state (startedAt, finishedAt):
+// 2026-01-01T00:00:00Z. It is a function, not a variable, so no test can change it for
+// another.
+func T0() metav1.Time { return metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // Options narrows the inputs the generators draw. The zero value draws the widest
 // inputs, as a differential test against the kubelet wants them.
@@ -48,7 +50,7 @@ func State(unknown bool) *rapid.Generator[v1.ContainerState] {
 	return rapid.Custom(func(t *rapid.T) v1.ContainerState {
 		switch rapid.SampledFrom(kinds).Draw(t, "state") {
 		case "running":
-			return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: T0}}
+			return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: T0()}}
 		case "waiting":
 			return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{
 				Reason: rapid.SampledFrom([]string{"", "CrashLoopBackOff", "ImagePullBackOff"}).Draw(t, "reason")}}
@@ -67,7 +69,7 @@ func State(unknown bool) *rapid.Generator[v1.ContainerState] {
 
 // Exited is a terminated state with exit code code and reason, started and finished at T0.
 func Exited(code int32, reason string) v1.ContainerState {
-	return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: T0, FinishedAt: T0}}
+	return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: T0(), FinishedAt: T0()}}
 }
 
 // Container generates a container of the spec named name, an init container when init
@@ -134,7 +136,7 @@ func Fact(name string) *rapid.Generator[podstate.Container] {
 	return rapid.Custom(func(t *rapid.T) podstate.Container {
 		if rapid.Bool().Draw(t, "healthy") {
 			return podstate.Container{Name: name, ContainerID: "containerd://" + name,
-				State:   v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: T0}},
+				State:   v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: T0()}},
 				Startup: podstate.ProbeSuccess, Readiness: podstate.ProbeSuccess}
 		}
 		f := podstate.Container{
