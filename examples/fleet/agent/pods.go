@@ -225,4 +225,8 @@ func (a *agent) couldHaveRunningContainers(pod *v1.Pod) bool {
 	return e != nil && e.couldRun.Load()
 }
 
-func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+// klogRef is a pod as the agent logs it, klog.KObj-style: it prints as namespace/name and
+// marshals as {"name","namespace"} (status.PodRef).
+func klogRef(p *v1.Pod) status.PodRef {
+	return status.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+}
