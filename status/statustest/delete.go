@@ -31,7 +31,7 @@ func (s *Server) DeletePod(ctx context.Context, namespace, name string, uid type
 		err = apierrors.NewNotFound(podsResource(), name)
 	case uid != "" && p.UID != uid:
 		err = apierrors.NewConflict(podsResource(), name,
-			fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, p.UID))
+			fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", uid, p.UID))
 	default:
 		err = s.deleteLocked(namespace, name)
 	}
