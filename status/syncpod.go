@@ -61,9 +61,9 @@ type SyncPodInput struct {
 // final; see SetPodStatus). After the Manager deleted the pod, further calls for it do
 // nothing and return its last status, until ForgetPod or RemoveOrphanedStatuses.
 //
-// The error wraps a *podstatus.InputError-compatible error from podstate.Generate or
-// the Manager's checks for input it cannot use, or a *TransitionError for a status the
-// Manager rejects; the status is then not set.
+// The error wraps a *podstatus.InputError (matching podstatus.ErrInvalidInput) for input
+// the Manager's checks or podstate.Generate cannot use, or a *TransitionError for a
+// status the Manager rejects; the status is then not set.
 func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 	pod := in.Facts.Pod
 	if err := checkPod(pod); err != nil {

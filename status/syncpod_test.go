@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/sandbox"
@@ -261,5 +263,17 @@ func TestSyncPodInputErrors(t *testing.T) {
 	}
 	if _, ok := w.m.GetPodStatus(pod.UID); ok {
 		t.Errorf("a status was cached from facts that were rejected")
+	}
+}
+
+func TestSyncPodInputErrorsMatchErrInvalidInput(t *testing.T) {
+	w := newSyncWorld(t, false)
+	_, err := w.m.SyncPod(status.SyncPodInput{})
+	if !errors.Is(err, podstatus.ErrInvalidInput) {
+		t.Errorf("nil pod: %v does not match podstatus.ErrInvalidInput", err)
+	}
+	facts := podstate.Input{Pod: syncPodSpec("p1"), Containers: []podstate.Container{running, running}}
+	if _, err := w.m.SyncPod(status.SyncPodInput{Facts: facts}); !errors.Is(err, podstatus.ErrInvalidInput) {
+		t.Errorf("two facts for one container: %v does not match podstatus.ErrInvalidInput", err)
 	}
 }
