@@ -18,8 +18,10 @@ import (
 // shows it verbatim), with everything it uses as parameters so that it compiles.
 func runAgent(ctx context.Context, restConfig *rest.Config, logger logr.Logger, informer cache.SharedIndexInformer, pod *v1.Pod, newStatus v1.PodStatus) {
 	cs := kubernetes.NewForConfigOrDie(restConfig)
-	kc := kubeclient.New(cs.CoreV1(), "my-node-agent") // the field manager of its PATCHes
-	m := status.NewManager(kc, status.Options{Logger: logger, Deleter: kc}) // Deleter: see SyncPod below
+	// "my-node-agent" is the field manager of its PATCHes; the Client is also the Deleter
+	// that SyncPod (below) needs.
+	kc := kubeclient.New(cs.CoreV1(), "my-node-agent")
+	m := status.NewManager(kc, status.Options{Logger: logger, Deleter: kc})
 	go m.Run(ctx) // sends each change at once; retries a failure at its backoff deadline; returns nil when ctx ends
 
 	// From your pod informer: the server's copy is the merge base (no GET before a PATCH), a
