@@ -36,10 +36,26 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if waitsOnTerminal(flag.Args(), os.Stdin) {
+		// Nothing would ever arrive: say how to use it instead of waiting silently.
+		flag.Usage()
+		os.Exit(2)
+	}
 	if err := run(flag.Args(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "explain:", err)
 		os.Exit(1)
 	}
+}
+
+// waitsOnTerminal reports whether run would read stdin while stdin is a terminal (a
+// character device): no pipe and no file named, as when `go run ./examples/explain` is
+// typed alone.
+func waitsOnTerminal(args []string, stdin *os.File) bool {
+	if len(args) > 0 && args[0] != "-" {
+		return false
+	}
+	fi, err := stdin.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func run(args []string, stdin io.Reader, out io.Writer) error {
@@ -65,7 +81,7 @@ func run(args []string, stdin io.Reader, out io.Writer) error {
 			fmt.Fprintln(out)
 		}
 		if err := explain(&pods[i], out); err != nil {
-			return fmt.Errorf("pod %s/%s: %w", pods[i].Namespace, pods[i].Name, err)
+			return err // readiness's errors name the pod already
 		}
 	}
 	return nil

@@ -62,3 +62,39 @@ func TestExplainRejectsBadInput(t *testing.T) {
 		t.Fatal("missing file accepted")
 	}
 }
+
+func TestWaitsOnTerminal(t *testing.T) {
+	tty, err := os.Open(os.DevNull) // a character device, as a terminal is
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin *os.File
+		want  bool
+	}{
+		{"no argument, terminal", nil, tty, true},
+		{"- on a terminal", []string{"-"}, tty, true},
+		{"a file named", []string{"pod.yaml"}, tty, false},
+		{"a pipe", nil, r, false},
+	} {
+		if got := waitsOnTerminal(tc.args, tc.stdin); got != tc.want {
+			t.Errorf("%s: waitsOnTerminal = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestErrorNamesThePodOnce(t *testing.T) {
+	err := run(nil, strings.NewReader(`{"kind":"Pod","metadata":{"namespace":"ns","name":"x"},"spec":{"containers":[{"name":"c"},{"name":"c"}]}}`), &bytes.Buffer{})
+	if err == nil || strings.Count(err.Error(), "ns/x") != 1 {
+		t.Fatalf("error %q, want the pod named exactly once", err)
+	}
+}
