@@ -45,6 +45,13 @@ func main() {
 	}
 }
 
+// Bounds of a run: the simulation steps every pod every simulated second, at about 0.1 ms
+// of CPU per pod-second, so these keep a run under about half a minute.
+const (
+	maxPods       = 2000
+	maxPodSeconds = 300000
+)
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simnode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -67,10 +74,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected arguments %q (see -h)", fs.Args())
-	case *pods <= 0 || *pods > 100000:
-		return fmt.Errorf("-pods %d: want 1..100000", *pods)
+	case *pods <= 0 || *pods > maxPods:
+		return fmt.Errorf("-pods %d: want 1..%d (many more pods are the fleet agent's job: examples/fleet)", *pods, maxPods)
 	case *seconds <= 0 || *seconds > 24*3600:
 		return fmt.Errorf("-seconds %d: want 1..86400", *seconds)
+	case *pods**seconds > maxPodSeconds:
+		return fmt.Errorf("-pods %d with -seconds %d: %d pod-seconds, want at most %d (a run costs about 0.1 ms of CPU per pod-second, so that is about half a minute)",
+			*pods, *seconds, *pods**seconds, maxPodSeconds)
 	case *speed < 0:
 		return fmt.Errorf("-speed %v: want 0 (as fast as possible) or a positive factor", *speed)
 	}

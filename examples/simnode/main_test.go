@@ -48,9 +48,26 @@ func TestJSONOutput(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-pods", "0"}, {"-seconds", "-1"}, {"-speed", "-2"}, {"extra"}, {"-nope"}} {
-		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
-			t.Errorf("run(%q) succeeded, want an error", args)
+	for _, tc := range []struct {
+		args []string
+		want string // the flag the error names
+	}{
+		{[]string{"-pods", "0"}, "-pods"},
+		{[]string{"-pods", "100000"}, "-pods"}, // minutes of CPU: refused up front
+		{[]string{"-pods", "2000", "-seconds", "3600"}, "-seconds"},
+		{[]string{"-seconds", "-1"}, "-seconds"},
+		{[]string{"-speed", "-2"}, "-speed"},
+		{[]string{"extra"}, "extra"},
+		{[]string{"-nope"}, "-nope"},
+	} {
+		var stderr bytes.Buffer
+		err := run(tc.args, &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Errorf("run(%q) succeeded, want an error", tc.args)
+			continue
+		}
+		if msg := err.Error() + stderr.String(); !strings.Contains(msg, tc.want) {
+			t.Errorf("run(%q) = %v, want it to name %s", tc.args, err, tc.want)
 		}
 	}
 }
