@@ -69,34 +69,34 @@ func (p *agentProc) statusChanges(ctx context.Context) (n float64, ok bool, err 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
 	if err != nil {
-		return 0, false, fmt.Errorf("bench: %w", err)
+		return 0, false, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, false, fmt.Errorf("bench: reading the agent's metrics: %w", err)
+		return 0, false, fmt.Errorf("reading the agent's metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, false, fmt.Errorf("bench: reading the agent's metrics: %w", err)
+		return 0, false, fmt.Errorf("reading the agent's metrics: %w", err)
 	}
 	for line := range strings.Lines(string(body)) {
 		if rest, found := strings.CutPrefix(line, statusChangesMetric+" "); found {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 			if err != nil {
-				return 0, false, fmt.Errorf("bench: agent metric %s: %w", statusChangesMetric, err)
+				return 0, false, fmt.Errorf("agent metric %s: %w", statusChangesMetric, err)
 			}
 			return v, true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("bench: the agent's %s has no %s", p.metricsURL, statusChangesMetric)
+	return 0, false, fmt.Errorf("the agent's %s has no %s", p.metricsURL, statusChangesMetric)
 }
 
 // freeLoopbackAddr returns a loopback address with a port nobody listens on now.
 func freeLoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("bench: finding a port for the agent's metrics: %w", err)
+		return "", fmt.Errorf("finding a port for the agent's metrics: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
@@ -130,7 +130,7 @@ func (r *runner) agentCommand(kind string) (argv []string, metricsURL string, er
 		if bin == "" {
 			p, err := exec.LookPath("kwok")
 			if err != nil {
-				return nil, "", fmt.Errorf("bench: kwok is not on PATH (install it with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0`, or pass --kwok-bin): %w", err)
+				return nil, "", fmt.Errorf("kwok is not on PATH (install it with `go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0`, or pass --kwok-bin): %w", err)
 			}
 			bin = p
 		}
@@ -138,7 +138,7 @@ func (r *runner) agentCommand(kind string) (argv []string, metricsURL string, er
 		if stages == "" {
 			stages = filepath.Join(r.tmp, "kwok-fast-stages.yaml")
 			if err := os.WriteFile(stages, KWOKFastStages, 0o644); err != nil {
-				return nil, "", fmt.Errorf("bench: writing KWOK stages: %w", err)
+				return nil, "", fmt.Errorf("writing KWOK stages: %w", err)
 			}
 		}
 		// The flags kwokctl's binary runtime passes, without its TLS and kubelet-server
@@ -154,7 +154,7 @@ func (r *runner) agentCommand(kind string) (argv []string, metricsURL string, er
 		}
 		return append(args, r.cfg.AgentArgs...), "", nil
 	}
-	return nil, "", fmt.Errorf("bench: unknown agent %q", kind)
+	return nil, "", fmt.Errorf("unknown agent %q", kind)
 }
 
 // fleetBinary returns Config.AgentBin, or builds examples/fleet/cmd/fleet once.
@@ -177,7 +177,7 @@ func (r *runner) fleetBinary() (string, error) {
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/fleet")
 	cmd.Dir = src
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("bench: building the fleet agent in %s: %w\n%s", src, err, b)
+		return "", fmt.Errorf("building the fleet agent in %s: %w\n%s", src, err, b)
 	}
 	r.fleetBin = out
 	return out, nil
@@ -187,7 +187,7 @@ func (r *runner) fleetBinary() (string, error) {
 func findFleetModule() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("bench: %w", err)
+		return "", err
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		for _, cand := range []string{d, filepath.Join(d, "examples", "fleet")} {
@@ -197,7 +197,7 @@ func findFleetModule() (string, error) {
 			}
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("bench: cannot find the examples/fleet module from %s; pass --agent-bin or --agent-src", dir)
+			return "", fmt.Errorf("cannot find the examples/fleet module from %s; pass --agent-bin or --agent-src", dir)
 		}
 	}
 }
@@ -212,14 +212,14 @@ func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
 	logPath := filepath.Join(r.tmp, fmt.Sprintf("%s-run%d.log", kind, run))
 	logf, err := os.Create(logPath)
 	if err != nil {
-		return nil, fmt.Errorf("bench: agent log: %w", err)
+		return nil, fmt.Errorf("agent log: %w", err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("bench: starting %s: %w", kind, err)
+		return nil, fmt.Errorf("starting %s: %w", kind, err)
 	}
 	p := &agentProc{kind: kind, cmd: cmd, logPath: logPath, exited: make(chan struct{}), metricsURL: metricsURL}
 	go func() {
@@ -235,7 +235,7 @@ func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
 func (p *agentProc) alive() error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("bench: %s exited early (%v); see its log %s", p.kind, p.waitErr, p.logPath)
+		return fmt.Errorf("%s exited early (%v); see its log %s", p.kind, p.waitErr, p.logPath)
 	default:
 		return nil
 	}
@@ -256,6 +256,6 @@ func (p *agentProc) stop() error {
 	case <-time.After(15 * time.Second):
 		_ = syscall.Kill(pgid, syscall.SIGKILL)
 		<-p.exited
-		return errors.New("bench: agent did not stop within 15 s of SIGTERM; killed")
+		return errors.New("agent did not stop within 15 s of SIGTERM; killed")
 	}
 }

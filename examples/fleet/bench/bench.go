@@ -111,7 +111,7 @@ type Config struct {
 
 func (c *Config) setDefaults() error {
 	if c.RESTConfig == nil {
-		return errors.New("bench: no API server configuration (RESTConfig)")
+		return errors.New("no API server configuration (RESTConfig)")
 	}
 	if len(c.Agents) == 0 {
 		c.Agents = []string{AgentNone}
@@ -121,18 +121,18 @@ func (c *Config) setDefaults() error {
 		case AgentNone:
 		case AgentFleet, AgentKWOK:
 			if c.Kubeconfig == "" {
-				return fmt.Errorf("bench: agent %q needs a kubeconfig file to be started with", a)
+				return fmt.Errorf("agent %q needs a kubeconfig file to be started with", a)
 			}
 		default:
-			return fmt.Errorf("bench: unknown agent %q (want %s, %s or %s)", a, AgentFleet, AgentKWOK, AgentNone)
+			return fmt.Errorf("unknown agent %q (want %s, %s or %s)", a, AgentFleet, AgentKWOK, AgentNone)
 		}
 	}
 	if c.AgentPID != 0 && (len(c.Agents) != 1 || c.Agents[0] != AgentNone) {
-		return errors.New("bench: an agent pid only goes with the agent none")
+		return errors.New("an agent pid only goes with the agent none")
 	}
 	defInt := func(p *int, def int, name string) error {
 		if *p < 0 {
-			return fmt.Errorf("bench: %s must not be negative, got %d", name, *p)
+			return fmt.Errorf("%s must not be negative, got %d", name, *p)
 		}
 		if *p == 0 {
 			*p = def
@@ -186,6 +186,15 @@ func (r *runner) logf(format string, args ...any) {
 // their medians. It returns an error as soon as a run fails; the results of the runs
 // before it are not returned.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	rep, err := run(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	return rep, nil
+}
+
+// run is Run; its errors are wrapped once, by Run.
+func run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -200,19 +209,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, fmt.Errorf("bench: client for %s: %w", rc.Host, err)
+		return nil, fmt.Errorf("client for %s: %w", rc.Host, err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(pingCtx).Raw(); err != nil {
-		return nil, fmt.Errorf("bench: cannot reach the API server at %s: %w", rc.Host, err)
+		return nil, fmt.Errorf("cannot reach the API server at %s: %w", rc.Host, err)
 	}
 	if _, err := scrapeRequests(pingCtx, cs); err != nil {
 		return nil, fmt.Errorf("%w (the bench needs /metrics: use a super-user kubeconfig)", err)
 	}
 	tmp, err := os.MkdirTemp("", "fleet-bench-")
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
 	defer os.Remove(tmp) // only if empty: agent logs and binaries stay for inspection
 	r := &runner{cfg: cfg, cs: cs, counter: counter, tmp: tmp}
@@ -227,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for i := 1; i <= cfg.Runs; i++ {
 			res, err := r.once(ctx, agent, i)
 			if err != nil {
-				return nil, fmt.Errorf("bench: %s run %d: %w", agent, i, err)
+				return nil, fmt.Errorf("agent %s, run %d: %w", agent, i, err)
 			}
 			rep.Results = append(rep.Results, *res)
 		}
@@ -240,7 +249,7 @@ func (r *runner) ensureNamespace(ctx context.Context) error {
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.cfg.Namespace}}
 	_, err := r.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("bench: creating namespace %s: %w", r.cfg.Namespace, err)
+		return fmt.Errorf("creating namespace %s: %w", r.cfg.Namespace, err)
 	}
 	return nil
 }
@@ -491,7 +500,7 @@ func (r *runner) prepareNodes(ctx context.Context) ([]string, error) {
 		case perNode <= 65000 && r.cfg.Nodes <= 256:
 			cidrs[i] = fmt.Sprintf("10.%d.0.0/16", i)
 		default:
-			return nil, fmt.Errorf("bench: no pod CIDRs in 10.0.0.0/8 for %d nodes of %d pods", r.cfg.Nodes, perNode)
+			return nil, fmt.Errorf("no pod CIDRs in 10.0.0.0/8 for %d nodes of %d pods", r.cfg.Nodes, perNode)
 		}
 	}
 	err := r.parallel(ctx, len(names), func(ctx context.Context, i int) error {
@@ -501,7 +510,7 @@ func (r *runner) prepareNodes(ctx context.Context) ([]string, error) {
 			Labels:      map[string]string{NodeLabel: "true", "type": "kwok", v1.LabelHostname: names[i]},
 		}, Spec: v1.NodeSpec{PodCIDR: cidrs[i], PodCIDRs: []string{cidrs[i]}}}
 		if _, err := r.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("bench: creating node %s: %w", names[i], err)
+			return fmt.Errorf("creating node %s: %w", names[i], err)
 		}
 		return nil
 	})
@@ -515,7 +524,7 @@ func (r *runner) waitNodesReady(ctx context.Context, names []string, proc *agent
 	for {
 		list, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return nil, fmt.Errorf("bench: listing nodes: %w", err)
+			return nil, fmt.Errorf("listing nodes: %w", err)
 		}
 		want := map[string]bool{}
 		for _, n := range names {
@@ -546,7 +555,7 @@ func (r *runner) waitNodesReady(ctx context.Context, names []string, proc *agent
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("bench: only %d of %d nodes Ready after %v", len(ready), need, r.cfg.Timeout)
+			return nil, fmt.Errorf("only %d of %d nodes Ready after %v", len(ready), need, r.cfg.Timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -563,13 +572,13 @@ func (r *runner) cleanup(ctx context.Context) error {
 	sel := metav1.ListOptions{LabelSelector: RunLabel}
 	list, err := pods.List(ctx, sel)
 	if err != nil {
-		return fmt.Errorf("bench: cleanup: listing pods: %w", err)
+		return fmt.Errorf("cleanup: listing pods: %w", err)
 	}
 	zero := int64(0)
 	err = r.parallel(ctx, len(list.Items), func(ctx context.Context, i int) error {
 		err := pods.Delete(ctx, list.Items[i].Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("bench: cleanup: deleting pod %s: %w", list.Items[i].Name, err)
+			return fmt.Errorf("cleanup: deleting pod %s: %w", list.Items[i].Name, err)
 		}
 		return nil
 	})
@@ -579,17 +588,17 @@ func (r *runner) cleanup(ctx context.Context) error {
 	if !r.cfg.WaitForNodes {
 		nodes, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeLabel})
 		if err != nil {
-			return fmt.Errorf("bench: cleanup: listing nodes: %w", err)
+			return fmt.Errorf("cleanup: listing nodes: %w", err)
 		}
 		err = r.parallel(ctx, len(nodes.Items), func(ctx context.Context, i int) error {
 			name := nodes.Items[i].Name
 			if err := r.cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("bench: cleanup: deleting node %s: %w", name, err)
+				return fmt.Errorf("cleanup: deleting node %s: %w", name, err)
 			}
 			// No controller manager collects a node's lease; remove it with the node.
 			err := r.cs.CoordinationV1().Leases(v1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("bench: cleanup: deleting lease %s: %w", name, err)
+				return fmt.Errorf("cleanup: deleting lease %s: %w", name, err)
 			}
 			return nil
 		})
@@ -601,13 +610,13 @@ func (r *runner) cleanup(ctx context.Context) error {
 	for {
 		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: RunLabel, Limit: 1})
 		if err != nil {
-			return fmt.Errorf("bench: cleanup: listing pods: %w", err)
+			return fmt.Errorf("cleanup: listing pods: %w", err)
 		}
 		if len(left.Items) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: cleanup: pods still present a minute after deleting them")
+			return fmt.Errorf("cleanup: pods still present a minute after deleting them")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -648,14 +657,14 @@ func (r *runner) watchPods(ctx context.Context, runID string) (*podWatch, error)
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: pod informer: %w", err)
+		return nil, fmt.Errorf("pod informer: %w", err)
 	}
 	factory.Start(w.stopCh)
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
 		w.stop()
-		return nil, errors.New("bench: pod informer did not sync within a minute")
+		return nil, errors.New("pod informer did not sync within a minute")
 	}
 	return w, nil
 }
@@ -728,7 +737,7 @@ func (w *podWatch) waitFor(ctx context.Context, timeout time.Duration, proc *age
 				}
 			}
 		case <-deadline.C:
-			return time.Time{}, fmt.Errorf("bench: %s: not done after %v (created %d, running+ready %d, deleted %d)",
+			return time.Time{}, fmt.Errorf("%s: not done after %v (created %d, running+ready %d, deleted %d)",
 				what, timeout, w.created.Load(), w.readyCount(), w.deleted.Load())
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()

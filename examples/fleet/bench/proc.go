@@ -26,24 +26,24 @@ func readProcStats(pid int) (ProcStats, error) {
 	var st ProcStats
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return st, fmt.Errorf("bench: reading CPU time of pid %d: %w", pid, err)
+		return st, fmt.Errorf("reading CPU time of pid %d: %w", pid, err)
 	}
 	// The command name (field 2) is in parentheses and may contain spaces; the fields
 	// after its closing parenthesis start with field 3 (state).
 	s := string(raw)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return st, fmt.Errorf("bench: malformed /proc/%d/stat", pid)
+		return st, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 15 {
-		return st, fmt.Errorf("bench: short /proc/%d/stat", pid)
+		return st, fmt.Errorf("short /proc/%d/stat", pid)
 	}
 	var ticks int64
 	for _, idx := range []int{11, 12, 13, 14} { // utime, stime, cutime, cstime (fields 14-17)
 		v, err := strconv.ParseInt(f[idx], 10, 64)
 		if err != nil {
-			return st, fmt.Errorf("bench: /proc/%d/stat field %d: %w", pid, idx+3, err)
+			return st, fmt.Errorf("/proc/%d/stat field %d: %w", pid, idx+3, err)
 		}
 		ticks += v
 	}
@@ -51,7 +51,7 @@ func readProcStats(pid int) (ProcStats, error) {
 
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return st, fmt.Errorf("bench: reading peak RSS of pid %d: %w", pid, err)
+		return st, fmt.Errorf("reading peak RSS of pid %d: %w", pid, err)
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
@@ -59,7 +59,7 @@ func readProcStats(pid int) (ProcStats, error) {
 			if len(fs) >= 1 {
 				kb, err := strconv.ParseInt(fs[0], 10, 64)
 				if err != nil {
-					return st, fmt.Errorf("bench: /proc/%d/status VmHWM: %w", pid, err)
+					return st, fmt.Errorf("/proc/%d/status VmHWM: %w", pid, err)
 				}
 				st.PeakRSSBytes = kb * 1024
 			}

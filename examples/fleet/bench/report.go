@@ -284,7 +284,7 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {
-		return fmt.Errorf("bench: writing JSON: %w", err)
+		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
 }

@@ -96,12 +96,12 @@ func (c RequestCounts) minus(d RequestCounts) RequestCounts {
 func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (RequestCounts, error) {
 	body, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("bench: scraping the API server's /metrics: %w", err)
+		return nil, fmt.Errorf("scraping the API server's /metrics: %w", err)
 	}
 	defer body.Close()
 	c, err := parseRequestTotal(body)
 	if err != nil {
-		return nil, fmt.Errorf("bench: parsing the API server's /metrics: %w", err)
+		return nil, fmt.Errorf("parsing the API server's /metrics: %w", err)
 	}
 	return c, nil
 }

@@ -79,6 +79,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *agent != bench.AgentNone && *compare != "" {
 		return errors.New("--agent and --compare exclude each other")
 	}
+	if len(cfg.Agents) == 1 && cfg.Agents[0] == bench.AgentNone {
+		// Said up front, even with --quiet: a newcomer who started nothing would otherwise
+		// wait for nodes that never become Ready.
+		fmt.Fprintln(stderr, "fleet-bench: measuring an agent you started yourself (--agent none, the default): it must make the bench's nodes (annotated kwok.x-k8s.io/node=fake) Ready; pass --agent fleet or --agent kwok to have the bench start one")
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return fmt.Errorf("reading kubeconfig %s: %w", *kubeconfig, err)
