@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// With the default --agent none the bench says up front that it waits for an agent the
+// user started, before it tries the API server (here a kubeconfig that does not exist).
+func TestSaysUpFrontItWaitsForYourAgent(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"--kubeconfig", "/nonexistent/kubeconfig"}, &bytes.Buffer{}, &stderr)
+	if err == nil {
+		t.Fatal("a missing kubeconfig was accepted")
+	}
+	if !strings.Contains(stderr.String(), "an agent you started yourself") || !strings.Contains(stderr.String(), "--agent fleet") {
+		t.Errorf("stderr %q does not say that it waits for an agent you started, nor how to have one started", stderr.String())
+	}
+	stderr.Reset()
+	_ = run(context.Background(), []string{"--kubeconfig", "/nonexistent/kubeconfig", "--agent", "fleet"}, &bytes.Buffer{}, &stderr)
+	if strings.Contains(stderr.String(), "yourself") {
+		t.Errorf("with --agent fleet it still says it waits for your agent: %q", stderr.String())
+	}
+}
+
+func TestStrayArgumentIsNamed(t *testing.T) {
+	err := run(context.Background(), []string{"--kubeconfig", "x", "stray"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "stray") {
+		t.Fatalf("run with a stray argument = %v, want an error naming it", err)
+	}
+}
