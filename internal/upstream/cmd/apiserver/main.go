@@ -6,6 +6,13 @@
 //
 //	cd internal/upstream && go run ./cmd/apiserver --kubeconfig-out /tmp/podstatus.kubeconfig
 //
+// The kube-apiserver reports the version its release build stamps into
+// k8s.io/component-base/version; a plain go build leaves "v0.0.0-master+$Format:%H$", which
+// `kubectl version` prints and warns about. To have it report v1.37.0, stamp it as the
+// release build does:
+//
+//	go run -ldflags "-X k8s.io/component-base/version.gitVersion=v1.37.0 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37" ./cmd/apiserver
+//
 // It writes a kubeconfig for the server's loopback super-user (group system:masters:
 // every resource, /metrics included) to --kubeconfig-out and prints where. The server
 // runs without a controller manager or scheduler (see package apiserver): pods must be
@@ -63,9 +70,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *verbose {
 		logw = stderr
 	} else {
-		// kube-apiserver logs through klog's global logger, not the test harness.
+		// kube-apiserver logs through klog's global logger, not the test harness. Errors
+		// would still reach stderr (klog's stderrthreshold is ERROR), and a fresh start
+		// logs two that alarm a newcomer and mean nothing here: "The manifest file is
+		// empty" and "Found stale data, removed previous endpoints" (the endpoints
+		// reconciler's message whenever no earlier apiserver shut down cleanly). -v
+		// shows them.
 		klog.LogToStderr(false)
 		klog.SetOutput(io.Discard)
+		kfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(kfs)
+		if err := kfs.Set("stderrthreshold", "FATAL"); err != nil {
+			return err
+		}
 	}
 	srv, stop, err := apiserver.StartServer(ctx, logw, apiserver.WithFlags(extra...))
 	if err != nil {
