@@ -171,10 +171,17 @@ func nodeConditions(heartbeat, since metav1.Time) []v1.NodeCondition {
 }
 
 // ensureNodes creates the configured nodes, retrying until ctx is done. A node that
-// already exists (an earlier run) is taken over as it is.
+// already exists (an earlier run) is taken over as it is. A node the API server rejects
+// (see rejected) is left out, logged at error level; when every node is rejected and no
+// selection can bring others, ensureNodes returns the first rejection.
 func (a *agent) ensureNodes(ctx context.Context) error {
 	limit := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		firstErr  error
+		nRejected int
+	)
 	for i := range a.cfg.Nodes {
 		name := fmt.Sprintf("%s%d", a.cfg.NodeNamePrefix, i)
 		wg.Add(1)
@@ -183,7 +190,7 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 			defer func() { <-limit; wg.Done() }()
 			want := a.newNode(i, name)
 			var got *v1.Node
-			a.retry(ctx, "create node "+name, func() error {
+			err := a.retry(ctx, "create node "+name, func() error {
 				n, err := a.cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
 				if apierrors.IsAlreadyExists(err) {
 					n, err = a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -191,13 +198,28 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 				got = n
 				return err
 			})
-			if got != nil {
+			if err == nil && got != nil {
 				a.addNode(got, i, true)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ctx.Err() == nil {
+				nRejected++
+				if firstErr == nil {
+					firstErr = err
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if nRejected > 0 && nRejected == a.cfg.Nodes && !a.cfg.adoptNodes {
+		return fmt.Errorf("agent: the API server rejected every node: %w", firstErr)
+	}
+	return nil
 }
 
 // addNode starts managing n (idempotent). index is the node's slot for synthesised
@@ -255,9 +277,10 @@ func findNodeCondition(cs []v1.NodeCondition, t v1.NodeConditionType) (int, *v1.
 	return -1, nil
 }
 
-// renewLeases renews every node's Lease, as pkg/kubelet/nodelease does: update the
-// cached Lease with a new renewTime; on any error, GET (or create) it on the next round.
-func (a *agent) renewLease(ctx context.Context, n *nodeState) {
+// renewLease renews a node's Lease, as pkg/kubelet/nodelease does: update the cached
+// Lease with a new renewTime; on any error, GET (or create: a 404 is expected before
+// the first renewal) it on the next round. It returns the request's error.
+func (a *agent) renewLease(ctx context.Context, n *nodeState) error {
 	now := metav1.NewMicroTime(a.cfg.Clock.Now())
 	if n.lease != nil {
 		l := n.lease.DeepCopy()
@@ -266,8 +289,9 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) {
 		if err == nil {
 			n.lease = got
 			a.counts.leaseRenewals.Add(1)
-			return
+			return nil
 		}
+		// A conflict (someone else wrote it) or a Lease deleted: GET it again now.
 		a.log.V(1).Info("Lease update failed; will get or create it", "node", n.name, "err", err)
 		n.lease = nil
 	}
@@ -287,34 +311,34 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) {
 		}
 		got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Create(ctx, l, metav1.CreateOptions{})
 		if err != nil {
-			a.log.V(1).Info("Lease create failed", "node", n.name, "err", err)
-			return
+			return fmt.Errorf("create lease %s: %w", n.name, err)
 		}
 		n.lease = got
 		a.counts.leaseRenewals.Add(1)
 	case err != nil:
-		a.log.V(1).Info("Lease get failed", "node", n.name, "err", err)
+		return fmt.Errorf("get lease %s: %w", n.name, err)
 	default:
 		l := got.DeepCopy()
 		l.Spec.RenewTime = &now
 		l.Spec.HolderIdentity = ptr.To(n.name)
 		l.Spec.LeaseDurationSeconds = ptr.To(a.cfg.NodeLeaseDurationSeconds)
 		if got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-			a.log.V(1).Info("Lease update failed", "node", n.name, "err", err)
-			return
+			return fmt.Errorf("update lease %s: %w", n.name, err)
 		}
 		n.lease = got
 		a.counts.leaseRenewals.Add(1)
 	}
+	return nil
 }
 
 // reportNodeStatus sends the node's status when it is due: the first time, and then every
 // NodeStatusReportFrequency (nothing in a simulated node's status changes in between, so
-// the kubelet's "changed" trigger never fires; the Lease is the heartbeat).
-func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
+// the kubelet's "changed" trigger never fires; the Lease is the heartbeat). It returns
+// the request's error.
+func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) error {
 	now := a.cfg.Clock.Now()
 	if !n.lastReport.IsZero() && now.Sub(n.lastReport) < a.cfg.NodeStatusReportFrequency {
-		return
+		return nil
 	}
 	hb := metav1.NewTime(now)
 	if n.readySince.IsZero() {
@@ -330,24 +354,26 @@ func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
 	}
 	patch, err := json.Marshal(body)
 	if err != nil {
-		a.log.Error(err, "Marshal node status", "node", n.name)
-		return
+		return fmt.Errorf("marshal status of node %s: %w", n.name, err)
 	}
 	if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		a.log.V(1).Info("Node status patch failed; retrying at the next update", "node", n.name, "err", err)
-		return
+		return fmt.Errorf("patch status of node %s: %w", n.name, err)
 	}
 	n.lastReport = now
 	a.counts.nodeStatusReports.Add(1)
+	return nil
 }
 
 // nodeLoop runs fn for every managed node every interval (and once at once), with at most
-// 16 requests in flight: one ticker for all nodes, not a goroutine per node.
-func (a *agent) nodeLoop(ctx context.Context, interval time.Duration, fn func(context.Context, *nodeState)) {
+// 16 requests in flight: one ticker for all nodes, not a goroutine per node. Failures are
+// retried at the next round, as the kubelet retries its Lease and node status; each round
+// with failures logs one error line (how many nodes failed, and the first error), not one
+// per node: at 10,000 nodes and a server that is down, a line per node would drown the log.
+func (a *agent) nodeLoop(ctx context.Context, what string, interval time.Duration, fn func(context.Context, *nodeState) error) {
 	t := a.cfg.Clock.NewTicker(interval)
 	defer t.Stop()
 	for {
-		a.forEachNode(ctx, fn)
+		a.forEachNode(ctx, what, fn)
 		select {
 		case <-ctx.Done():
 			return
@@ -356,10 +382,16 @@ func (a *agent) nodeLoop(ctx context.Context, interval time.Duration, fn func(co
 	}
 }
 
-func (a *agent) forEachNode(ctx context.Context, fn func(context.Context, *nodeState)) {
+func (a *agent) forEachNode(ctx context.Context, what string, fn func(context.Context, *nodeState) error) {
 	limit := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for _, n := range a.nodes.list() {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failed   int
+		firstErr error
+	)
+	nodes := a.nodes.list()
+	for _, n := range nodes {
 		if ctx.Err() != nil {
 			break
 		}
@@ -367,8 +399,19 @@ func (a *agent) forEachNode(ctx context.Context, fn func(context.Context, *nodeS
 		wg.Add(1)
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			fn(ctx, n)
+			if err := fn(ctx, n); err != nil && ctx.Err() == nil {
+				mu.Lock()
+				failed++
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	if failed > 0 {
+		a.counts.errors.Add(int64(failed))
+		a.log.Error(firstErr, "Node requests failed; retrying at the next round", "what", what, "failed", failed, "nodes", len(nodes), "rejected", rejected(firstErr))
+	}
 }
