@@ -170,7 +170,8 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}()
 	loops.Go(func() { _ = a.status.Run(runCtx) })
 
-	if err := a.ensureNodes(ctx); err != nil {
+	existing := a.markClusterNodes(ctx)
+	if err := a.ensureNodes(ctx, existing); err != nil {
 		_ = a.shutdown(ctx, stopLoops, &loops)
 		if ctx.Err() != nil {
 			return nil
@@ -229,7 +230,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		_ = ni.SetTransform(stripManagedFields)
 		adopt := func(o any) {
 			if n, ok := o.(*v1.Node); ok && r.selects(n) {
-				a.addNode(n, -1, false)
+				a.addNode(n, false)
 			}
 		}
 		reg, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }})
@@ -287,6 +288,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 func newAgent(r resolved) *agent {
 	a := &agent{cfg: r, log: r.Logger}
 	a.nodes.nodes = map[string]*nodeState{}
+	a.nodes.space = newAddrSpace(r.identity(), podCIDRBits(r.MaxPods))
 	a.pods.pods = map[types.UID]*podEntry{}
 	a.responses.pods = map[types.UID]*v1.Pod{}
 	return a
@@ -369,7 +371,10 @@ func rejected(err error) bool {
 // stripManagedFields drops managedFields from informer objects: the agent never reads
 // them, and they are a large share of a pod's memory.
 func stripManagedFields(o any) (any, error) {
-	if acc, err := meta.Accessor(o); err == nil {
+	// Only when there are some: an object without them is not written to, as a client
+	// may share it with others (client-go's fake clientset hands one object to every
+	// watcher).
+	if acc, err := meta.Accessor(o); err == nil && acc.GetManagedFields() != nil {
 		acc.SetManagedFields(nil)
 	}
 	return o, nil

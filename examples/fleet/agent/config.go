@@ -74,7 +74,9 @@ type Config struct {
 	NodeNamePrefix string
 	// ManageAllNodes adopts every node of the cluster.
 	ManageAllNodes bool
-	// ManageSingleNode adopts the node of that name.
+	// ManageSingleNode adopts the node of that name. When no node of the cluster matches
+	// the selection fields after the first list, Run logs it at error level and waits for
+	// one to appear.
 	ManageSingleNode string
 	// ManageNodesWithLabelSelector adopts the nodes whose labels match (a label selector,
 	// for example "type=kwok").

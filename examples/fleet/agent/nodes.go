@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,7 +45,8 @@ type nodeState struct {
 type nodeSet struct {
 	mu    sync.RWMutex
 	nodes map[string]*nodeState
-	next  int // index of the next synthesised CIDR / node IP
+	next  int // index of the next synthesised CIDR / node IP of an adopted node
+	space addrSpace
 }
 
 func (s *nodeSet) get(name string) *nodeState {
@@ -92,21 +94,16 @@ func podCIDR(i, bits int) string {
 	return fmt.Sprintf("%d.%d.%d.%d/%d", byte(v>>24), byte(v>>16), byte(v>>8), byte(v), bits)
 }
 
-// nodeIP is the i-th node's InternalIP: 172.16.0.2 + i.
+// nodeIP is the i-th node IP: 172.16.0.2 + i, wrapping around after nodeIPSlots.
 func nodeIP(i int) string {
 	a := netip.MustParseAddr("172.16.0.2").As4()
 	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v += uint32(i)
+	v += uint32(i % nodeIPSlots)
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String()
 }
 
-// newNode is the Node the agent creates as node i, with the status a kubelet registers.
-func (a *agent) newNode(i int, name string) *v1.Node {
-	ip := a.cfg.NodeIP
-	if ip == "" {
-		ip = nodeIP(i)
-	}
-	cidr := podCIDR(i, podCIDRBits(a.cfg.MaxPods))
+// newNode is the Node the agent creates, with the status a kubelet registers.
+func (a *agent) newNode(name, cidr, ip string) *v1.Node {
 	n := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -174,7 +171,20 @@ func nodeConditions(heartbeat, since metav1.Time) []v1.NodeCondition {
 // already exists (an earlier run) is taken over as it is. A node the API server rejects
 // (see rejected) is left out, logged at error level; when every node is rejected and no
 // selection can bring others, ensureNodes returns the first rejection.
-func (a *agent) ensureNodes(ctx context.Context) error {
+func (a *agent) ensureNodes(ctx context.Context, existing map[string]*v1.Node) error {
+	// Addresses first, in node order, so that node i gets the i-th free ones whatever
+	// order the creations finish in. A node that exists already keeps its own.
+	type plan struct{ cidr, ip string }
+	plans := make([]plan, a.cfg.Nodes)
+	a.nodes.mu.Lock()
+	for i := range plans {
+		if existing[fmt.Sprintf("%s%d", a.cfg.NodeNamePrefix, i)] != nil {
+			continue
+		}
+		plans[i].cidr = a.nodes.space.takeCIDR(i)
+		plans[i].ip = cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(i))
+	}
+	a.nodes.mu.Unlock()
 	limit := make(chan struct{}, 16)
 	var (
 		wg        sync.WaitGroup
@@ -188,10 +198,20 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 		limit <- struct{}{}
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			want := a.newNode(i, name)
 			var got *v1.Node
 			err := a.retry(ctx, "create node "+name, func() error {
-				n, err := a.cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+				if plans[i].cidr == "" { // it existed at the start: take it over
+					n, err := a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+					if !apierrors.IsNotFound(err) {
+						got = n
+						return err
+					}
+					a.nodes.mu.Lock()
+					plans[i].cidr = a.nodes.space.takeCIDR(i)
+					plans[i].ip = cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(i))
+					a.nodes.mu.Unlock()
+				}
+				n, err := a.cs.CoreV1().Nodes().Create(ctx, a.newNode(name, plans[i].cidr, plans[i].ip), metav1.CreateOptions{})
 				if apierrors.IsAlreadyExists(err) {
 					n, err = a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 				}
@@ -199,7 +219,7 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 				return err
 			})
 			if err == nil && got != nil {
-				a.addNode(got, i, true)
+				a.addNode(got, true)
 				return
 			}
 			mu.Lock()
@@ -222,21 +242,26 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 	return nil
 }
 
-// addNode starts managing n (idempotent). index is the node's slot for synthesised
-// addresses, -1 to take the next free one.
-func (a *agent) addNode(n *v1.Node, index int, created bool) {
+// addNode starts managing n (idempotent). Its spec.podCIDR and InternalIPs are honoured;
+// what it lacks is synthesised (see addrSpace).
+func (a *agent) addNode(n *v1.Node, created bool) {
 	a.nodes.mu.Lock()
 	if _, ok := a.nodes.nodes[n.Name]; ok {
 		a.nodes.mu.Unlock()
 		return
 	}
-	if index < 0 {
-		index = a.cfg.Nodes + a.nodes.next
-		a.nodes.next++
+	a.nodes.space.markNode(n)
+	idx := -1
+	slot := func() int { // the node's slot for synthesised addresses, after the created nodes'
+		if idx < 0 {
+			idx = a.cfg.Nodes + a.nodes.next
+			a.nodes.next++
+		}
+		return idx
 	}
 	cidr := n.Spec.PodCIDR
 	if cidr == "" {
-		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
+		cidr = a.nodes.space.takeCIDR(slot())
 	}
 	var ips []string
 	for _, addr := range n.Status.Addresses {
@@ -245,16 +270,12 @@ func (a *agent) addNode(n *v1.Node, index int, created bool) {
 		}
 	}
 	if len(ips) == 0 {
-		ip := a.cfg.NodeIP
-		if ip == "" {
-			ip = nodeIP(index)
-		}
-		ips = []string{ip}
+		ips = []string{cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(slot()))}
 	}
 	ipam, err := podsim.NewIPAM(cidr)
 	if err != nil {
 		a.log.Error(err, "Node has an unusable pod CIDR; using a synthesised one", "node", n.Name, "podCIDR", cidr)
-		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
+		cidr = a.nodes.space.takeCIDR(slot())
 		ipam, _ = podsim.NewIPAM(cidr)
 	}
 	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
