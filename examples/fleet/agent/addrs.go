@@ -26,8 +26,12 @@ import (
 //     ranges happen to overlap (two agents of 100 nodes: about 0.3% for pod CIDRs, in
 //     65,280 /24s).
 //
-// Pod CIDRs come from 10.1.0.0 to 11.0.0.0 in blocks sized for MaxPods (podCIDR), node
-// IPs from 172.16.0.2 to 172.31.255.254 (nodeIP).
+// Pod CIDRs come from 10.1.0.0 to 11.0.0.0 in blocks sized for MaxPods (podCIDR), the
+// pool of the nodes without a pod CIDR (when Config.CIDR does not give it) is an aligned
+// /14 of the same space (takeBlock), node IPs come from 172.16.0.2 to 172.31.255.254
+// (nodeIP). The pool is the one thing other agents cannot see (it is on no node), so two
+// agents adopting such nodes at once may pick the same /14; Config.CIDR per agent avoids
+// it, and a Config.CIDR overlapping a node's pod CIDR is logged at error level.
 
 // nodeIPSlots is how many node IPs nodeIP numbers before it wraps around.
 const nodeIPSlots = 1<<20 - 3
@@ -43,7 +47,8 @@ func podCIDRSlots(bits int) int {
 type addrSpace struct {
 	bits             int
 	cidrBase, ipBase int
-	cidrs, ips       map[int]bool // slots in use
+	cidrs, ips       map[int]bool   // slots in use
+	nodeCIDRs        []netip.Prefix // the pod CIDRs of the cluster's nodes, as they are
 }
 
 func newAddrSpace(identity string, bits int) addrSpace {
@@ -79,6 +84,7 @@ func (s *addrSpace) markNode(n *v1.Node) {
 	for _, c := range cidrs {
 		if p, err := netip.ParsePrefix(c); err == nil {
 			s.markPrefix(p)
+			s.nodeCIDRs = append(s.nodeCIDRs, p.Masked())
 		}
 	}
 	for _, addr := range n.Status.Addresses {
@@ -91,25 +97,30 @@ func (s *addrSpace) markNode(n *v1.Node) {
 	}
 }
 
-// markPrefix marks the pod CIDR slots p overlaps.
-func (s *addrSpace) markPrefix(p netip.Prefix) {
+// markPrefix marks the pod CIDR slots p overlaps, and reports whether any of them was
+// marked already.
+func (s *addrSpace) markPrefix(p netip.Prefix) (overlapped bool) {
 	p = p.Masked()
 	if !p.Addr().Is4() {
-		return
+		return false
 	}
 	const base = 10<<24 | 1<<16
 	lo := addrValue(p.Addr())
 	hi := lo + 1<<(32-p.Bits()) - 1
-	size := int64(1) << (32 - s.bits)
-	first, last := (lo-base)/size, (hi-base)/size
-	if hi < base || first >= int64(podCIDRSlots(s.bits)) {
-		return
+	if hi < base {
+		return false
 	}
-	first = max(first, 0)
+	size := int64(1) << (32 - s.bits)
+	first, last := (max(lo, base)-base)/size, (hi-base)/size
+	if first >= int64(podCIDRSlots(s.bits)) {
+		return false
+	}
 	last = min(last, int64(podCIDRSlots(s.bits))-1)
 	for i := first; i <= last; i++ {
+		overlapped = overlapped || s.cidrs[int(i)]
 		s.cidrs[int(i)] = true
 	}
+	return overlapped
 }
 
 // markIP marks ip used as a node IP, and the pod CIDR slot holding it (a real node whose
@@ -124,6 +135,16 @@ func (s *addrSpace) markIP(ip netip.Addr) {
 	}
 }
 
+// overlapsNodes reports whether p overlaps a pod CIDR of the cluster's nodes.
+func (s *addrSpace) overlapsNodes(p netip.Prefix) bool {
+	for _, q := range s.nodeCIDRs {
+		if q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // takeCIDR returns the first free pod CIDR from the agent's offset plus from, marking it
 // used. When every slot is used it returns the one at the offset (a collision is then
 // unavoidable).
@@ -131,6 +152,47 @@ func (s *addrSpace) takeCIDR(from int) string {
 	n := podCIDRSlots(s.bits)
 	i := take(s.cidrs, (s.cidrBase+from)%n, n)
 	return podCIDR(i, s.bits)
+}
+
+// takeBlock returns a free pod range of prefix length bits (wider than the pod CIDRs'
+// slots), aligned, in 10.1.0.0 to 11.0.0.0, starting the search at the agent's offset,
+// and marks all its slots used. A range no wider than a slot is one slot (takeCIDR).
+// When no range is free it returns the one at the offset.
+func (s *addrSpace) takeBlock(bits int) string {
+	if bits >= s.bits {
+		return s.takeCIDR(0)
+	}
+	const base = 10<<24 | 1<<16
+	slotsPer := 1 << (s.bits - bits)
+	size := int64(1) << (32 - s.bits)
+	blockSize := int64(1) << (32 - bits)
+	var starts []int // slot index of every aligned block inside the slot space
+	for i := 0; i+slotsPer <= podCIDRSlots(s.bits); i++ {
+		if (base+int64(i)*size)%blockSize == 0 {
+			starts = append(starts, i)
+			i += slotsPer - 1
+		}
+	}
+	if len(starts) == 0 {
+		return s.takeCIDR(0)
+	}
+	pick := starts[s.cidrBase%len(starts)]
+	for k := range starts {
+		start := starts[(s.cidrBase+k)%len(starts)]
+		free := true
+		for i := start; i < start+slotsPer && free; i++ {
+			free = !s.cidrs[i]
+		}
+		if free {
+			pick = start
+			break
+		}
+	}
+	for i := pick; i < pick+slotsPer; i++ {
+		s.cidrs[i] = true
+	}
+	a := base + int64(pick)*size
+	return fmt.Sprintf("%d.%d.%d.%d/%d", byte(a>>24), byte(a>>16), byte(a>>8), byte(a), bits)
 }
 
 // takeIP is takeCIDR for node IPs.

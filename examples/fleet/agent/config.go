@@ -88,10 +88,18 @@ type Config struct {
 	// without an InternalIP address; it must parse as an IP address. Default: a distinct
 	// address per node in 172.16.0.0/12.
 	NodeIP string
+	// CIDR is the pod address range of the managed nodes that have no spec.podCIDR
+	// (KWOK's --cidr): one pool shared by all of them, so its size bounds how many pods
+	// they hold together. Default: a /14 (262,141 pods) the agent picks free of the
+	// cluster's pod CIDRs and apart from other agents' as it picks the CIDRs of the nodes
+	// it creates.
+	CIDR string
 	// MaxPods is the pod capacity of the nodes the agent creates, as the kubelet's
-	// --max-pods; it also sizes their pod CIDR (a /24 up to 253 pods, larger beyond), and
-	// the CIDR synthesised for an adopted node that has none. Default 110, the kubelet's.
-	// Raise it to pack more pods on a node (KWOK's nodes have room for a million).
+	// --max-pods; it also sizes their pod CIDR (a /24 up to 253 pods, larger beyond).
+	// Default 110, the kubelet's. Raise it to pack more pods on a node. An adopted node
+	// keeps the capacity it declares; one that declares none is given as many pods as
+	// its pod addresses (its spec.podCIDR, else the CIDR pool), as KWOK gives its nodes
+	// room for a million.
 	MaxPods int
 	// NodeLeaseDurationSeconds is each node Lease's leaseDurationSeconds; the Lease is
 	// renewed every quarter of it, as the kubelet does. Default 40.
@@ -190,6 +198,11 @@ func (c Config) resolveFields() (resolved, field.ErrorList) {
 			for _, msg := range validation.IsDNS1123Subdomain(name) {
 				errs = append(errs, field.Invalid(path.Child("NodeNamePrefix"), r.NodeNamePrefix, fmt.Sprintf("node name %q: %s", name, msg)))
 			}
+		}
+	}
+	if c.CIDR != "" {
+		if _, err := podsim.NewIPAM(c.CIDR); err != nil {
+			errs = append(errs, field.Invalid(path.Child("CIDR"), c.CIDR, "must be a CIDR with room for pod addresses (a /30 or wider for IPv4): "+err.Error()))
 		}
 	}
 	if c.NodeIP != "" {

@@ -33,8 +33,12 @@ type nodeState struct {
 	name    string
 	uid     types.UID
 	created bool // created (or re-created) by this agent: it owns the whole status
-	sim     podsim.Node
-	ipam    *podsim.IPAM
+	// fill is what the agent adds to the status of an adopted node that lacks it: the
+	// InternalIP it synthesised, and capacity and allocatable when the node declares no
+	// pod capacity (as KWOK's node-initialize stage fills them in).
+	fill map[string]any
+	sim  podsim.Node
+	ipam *podsim.IPAM
 
 	lease      *coordinationv1.Lease
 	lastReport time.Time
@@ -47,6 +51,35 @@ type nodeSet struct {
 	nodes map[string]*nodeState
 	next  int // index of the next synthesised CIDR / node IP of an adopted node
 	space addrSpace
+	// pool hands out the pod addresses of every node without a pod CIDR of its own,
+	// from poolCIDR; made when the first such node is managed.
+	pool     *podsim.IPAM
+	poolCIDR string
+}
+
+// sharedPoolBits is the size of the pod address pool the agent picks for the nodes
+// without a pod CIDR when Config.CIDR is not set: a /14, 262,141 pods across them.
+const sharedPoolBits = 14
+
+// sharedPool returns the pool of the nodes without a pod CIDR, making it from cidr (or a
+// range the agent picks, see addrSpace) the first time; overlaps reports that cidr
+// overlaps a pod CIDR in use (a node's, or one this agent handed out). The caller holds
+// s.mu.
+func (s *nodeSet) sharedPool(cidr string) (_ *podsim.IPAM, _ string, overlaps bool) {
+	if s.pool == nil {
+		if cidr == "" {
+			cidr = s.space.takeBlock(sharedPoolBits)
+		} else if p, err := netip.ParsePrefix(cidr); err == nil {
+			overlaps = s.space.overlapsNodes(p)
+			s.space.markPrefix(p)
+		}
+		pool, err := podsim.NewIPAM(cidr)
+		if err != nil { // Config.CIDR was validated; a block the agent picks is valid
+			panic(fmt.Sprintf("agent: pod address pool %s: %v", cidr, err))
+		}
+		s.pool, s.poolCIDR = pool, cidr
+	}
+	return s.pool, s.poolCIDR, overlaps
 }
 
 func (s *nodeSet) get(name string) *nodeState {
@@ -121,14 +154,38 @@ func (a *agent) newNode(name, cidr, ip string) *v1.Node {
 	return n
 }
 
-// nodeStatus is the full status of a node the agent created.
-func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
-	res := v1.ResourceList{
+// nodeResources is the capacity (and allocatable) of a simulated node with room for
+// maxPods pods.
+func nodeResources(maxPods int) v1.ResourceList {
+	return v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("32"),
 		v1.ResourceMemory:           resource.MustParse("256Gi"),
 		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 		v1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
 	}
+}
+
+// podAddresses is how many pod addresses podsim.IPAM hands out from cidr, at most
+// maxMaxPods.
+func podAddresses(cidr string) int {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return 0
+	}
+	host := p.Addr().BitLen() - p.Bits()
+	if host > 21 {
+		return maxMaxPods
+	}
+	n := 1<<host - 2 // the network address and the gateway
+	if p.Addr().Is4() {
+		n-- // the broadcast address
+	}
+	return min(max(n, 0), maxMaxPods)
+}
+
+// nodeStatus is the full status of a node the agent created.
+func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
+	res := nodeResources(maxPods)
 	return v1.NodeStatus{
 		Capacity:    res,
 		Allocatable: res.DeepCopy(),
@@ -259,10 +316,24 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 		}
 		return idx
 	}
+	// Pod addresses: the node's own pod CIDR, else the pool shared by the nodes without
+	// one (Config.CIDR, KWOK's --cidr, or a range the agent picks).
 	cidr := n.Spec.PodCIDR
-	if cidr == "" {
-		cidr = a.nodes.space.takeCIDR(slot())
+	var ipam *podsim.IPAM
+	if cidr != "" {
+		var err error
+		if ipam, err = podsim.NewIPAM(cidr); err != nil {
+			a.log.Error(err, "Node has an unusable pod CIDR; using the shared pod address pool", "node", n.Name, "podCIDR", cidr)
+		}
 	}
+	if ipam == nil {
+		var overlaps bool
+		ipam, cidr, overlaps = a.nodes.sharedPool(a.cfg.CIDR)
+		if overlaps {
+			a.log.Error(nil, "The pod address range overlaps pod CIDRs of the cluster's nodes: pods may share IPs with theirs", "cidr", cidr)
+		}
+	}
+	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam}
 	var ips []string
 	for _, addr := range n.Status.Addresses {
 		if addr.Type == v1.NodeInternalIP {
@@ -271,15 +342,24 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 	}
 	if len(ips) == 0 {
 		ips = []string{cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(slot()))}
+		if !created {
+			// On the server, so that agents started later see it taken.
+			ns.fill = map[string]any{"addresses": []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ips[0]}, {Type: v1.NodeHostName, Address: n.Name}}}
+		}
 	}
-	ipam, err := podsim.NewIPAM(cidr)
-	if err != nil {
-		a.log.Error(err, "Node has an unusable pod CIDR; using a synthesised one", "node", n.Name, "podCIDR", cidr)
-		cidr = a.nodes.space.takeCIDR(slot())
-		ipam, _ = podsim.NewIPAM(cidr)
+	ns.sim = podsim.Node{Name: n.Name, HostIPs: ips}
+	if _, declared := n.Status.Capacity[v1.ResourcePods]; !declared && !created {
+		// A node that declares no pod capacity (a KWOK user's node) holds as many pods
+		// as it has pod addresses; the kubelet's OutOfpods needs a declared capacity.
+		res := nodeResources(podAddresses(cidr))
+		for k := range n.Status.Capacity {
+			delete(res, k) // what the node declares stays
+		}
+		if ns.fill == nil {
+			ns.fill = map[string]any{}
+		}
+		ns.fill["capacity"], ns.fill["allocatable"] = res, res
 	}
-	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
-		sim: podsim.Node{Name: n.Name, HostIPs: ips}}
 	if _, ready := findNodeCondition(n.Status.Conditions, v1.NodeReady); ready != nil && ready.Status == v1.ConditionTrue {
 		ns.readySince = ready.LastTransitionTime
 	}
@@ -371,7 +451,11 @@ func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) error {
 		st.Conditions = nodeConditions(hb, n.readySince)
 		body = map[string]any{"status": st}
 	} else {
-		body = map[string]any{"status": map[string]any{"conditions": nodeConditions(hb, n.readySince)}}
+		st := map[string]any{"conditions": nodeConditions(hb, n.readySince)}
+		for k, v := range n.fill {
+			st[k] = v
+		}
+		body = map[string]any{"status": st}
 	}
 	patch, err := json.Marshal(body)
 	if err != nil {

@@ -61,6 +61,7 @@ var configFlags = strings.NewReplacer(
 	"Config.ManageNodesWithLabelSelector", "--manage-nodes-with-label-selector",
 	"Config.ManageNodesWithAnnotationSelector", "--manage-nodes-with-annotation-selector",
 	"Config.NodeIP", "--node-ip",
+	"Config.CIDR", "--cidr",
 	"Config.MaxPods", "--max-pods",
 	"Config.Profile", "--profile",
 	"Config.Workers", "--workers",
@@ -98,6 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
 	fs.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
 	fs.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR")
+	fs.StringVar(&cfg.CIDR, "cidr", "", "Pod IP range of the managed nodes without a spec.podCIDR, shared by them (KWOK's --cidr); default: a free /14 the agent picks")
 	fs.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP (an IP address) of the created nodes; default: a distinct address per node")
 	fs.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "Seed of the simulated timings")
@@ -108,8 +110,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", agent.DefaultProgressInterval, "How often a progress line is logged; negative: never")
 	// KWOK v0.8.0's other flags, accepted so that a KWOK command line runs unchanged, and
 	// ignored: they configure KWOK's own kubelet server, stages and tracing, which this
-	// agent does not have (pods get IPs from each node's pod CIDR, not from --cidr).
-	for _, name := range []string{"config", "cidr", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
+	// agent does not have.
+	for _, name := range []string{"config", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
 		"server-address", "enable-crds", "tracing-endpoint", "tracing-sampling-rate-per-million",
 		"disregard-status-with-annotation-selector", "disregard-status-with-label-selector"} {
 		fs.String(name, "", "Accepted for compatibility with KWOK v0.8.0; ignored")

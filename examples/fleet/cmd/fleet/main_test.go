@@ -26,6 +26,8 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		{[]string{"--node-name-prefix", "Bad_Name"}, "--node-name-prefix"},
 		{[]string{"--kube-api-content-type", "text/plain"}, "--kube-api-content-type"},
 		{[]string{"--node-ip", "notanip"}, "--node-ip"},
+		{[]string{"--cidr", "10.0.0.0/31"}, "--cidr"},
+		{[]string{"--cidr", "nope"}, "--cidr"},
 		{[]string{"--max-pods", "0"}, "--max-pods"},
 		{[]string{"--max-pods", "-5"}, "--max-pods"},
 		{[]string{"--max-pods", "2000000"}, "--max-pods"},
