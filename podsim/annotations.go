@@ -2,6 +2,7 @@ package podsim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,8 +71,9 @@ type behaviour struct {
 	sandboxFailures   Count
 }
 
-// AnnotationError is an invalid value of one of the sim.podstatus.io/ annotations. The
-// pod's behaviour keeps the profile's value for that key. A node agent tells it apart from
+// AnnotationError is an invalid value of one of the sim.podstatus.io/ annotations, or a
+// key under that prefix podsim does not know (a typo: Want says so). The pod's behaviour
+// keeps the profile's value for that key. A node agent tells it apart from
 // New's other warnings (which are not the pod author's doing) by Warnings.Annotations, and
 // reports it on the pod, for example as a Warning Event.
 type AnnotationError struct {
@@ -174,7 +176,31 @@ func parseAnnotations(node Profile, ann map[string]string) (behaviour, []*Annota
 			b.ExitCode = int32(n)
 		}
 	}
+	// A key under the prefix that podsim does not read is most likely a typo of one it
+	// does: reported like an invalid value, in key order so that the warnings are stable.
+	var unknown []string
+	for k := range ann {
+		if strings.HasPrefix(k, AnnotationPrefix) && !isAnnotation(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		bad(k, ann[k], "unknown annotation (see the podsim package documentation for the keys)", nil)
+	}
 	return b, errs
+}
+
+// isAnnotation reports whether key is one of the annotations podsim reads.
+func isAnnotation(key string) bool {
+	switch key {
+	case AnnotationProfile, AnnotationSandboxDelay, AnnotationImagePullDelay, AnnotationStartDelay,
+		AnnotationInitRunTime, AnnotationRunTime, AnnotationExitCode, AnnotationStopDelay,
+		AnnotationStartupFailures, AnnotationReadinessFailures, AnnotationReadinessFlap,
+		AnnotationLivenessFailAfter, AnnotationSandboxFailures, AnnotationSandboxCrashAfter:
+		return true
+	}
+	return false
 }
 
 // parseRange parses "D" or "MIN..MAX".

@@ -137,7 +137,8 @@
 // A pod overrides its node's profile with annotations (prefix "sim.podstatus.io/"). A
 // duration is a Go duration ("1.5s", "2m") or a range "MIN..MAX" drawn from uniformly per
 // container and restart; a count is a whole number or a range "MIN..MAX". An invalid value
-// is reported by New in Warnings.Annotations and the profile's value is used.
+// is reported by New in Warnings.Annotations and the profile's value is used; so is a key
+// with the prefix that is not in the table below (a typo would otherwise go unnoticed).
 //
 //	annotation                                value     default profile     effect
 //	sim.podstatus.io/profile                  name      node's profile      base profile: "default" or "fast"

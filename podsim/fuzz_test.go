@@ -2,6 +2,7 @@ package podsim
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ var annotationKeys = []string{
 	AnnotationProfile, AnnotationSandboxDelay, AnnotationImagePullDelay, AnnotationStartDelay,
 	AnnotationInitRunTime, AnnotationRunTime, AnnotationExitCode, AnnotationStopDelay,
 	AnnotationStartupFailures, AnnotationReadinessFailures, AnnotationReadinessFlap,
-	AnnotationLivenessFailAfter, AnnotationSandboxCrashAfter,
+	AnnotationLivenessFailAfter, AnnotationSandboxCrashAfter, AnnotationSandboxFailures,
 }
 
 func FuzzParseAnnotations(f *testing.F) {
@@ -86,6 +87,32 @@ func TestAnnotations(t *testing.T) {
 	}
 	if _, err := Named("nope"); err == nil {
 		t.Error("Named accepted an unknown profile")
+	}
+}
+
+// A key under the prefix that podsim does not read (a typo) is reported as an
+// AnnotationError naming it, like an invalid value; every known key is not, and keys
+// outside the prefix are not podsim's business.
+func TestUnknownAnnotation(t *testing.T) {
+	ann := map[string]string{AnnotationPrefix + "run-tme": "5s", AnnotationPrefix + "exitcode": "3", "example.com/run-tme": "x"}
+	for _, k := range annotationKeys {
+		ann[k] = "" // present, maybe invalid: never "unknown"
+	}
+	_, errs := parseAnnotations(Default(), ann)
+	var unknown []string
+	for _, e := range errs {
+		if strings.HasPrefix(e.Want, "unknown annotation") {
+			unknown = append(unknown, e.Key)
+		}
+	}
+	if want := []string{AnnotationPrefix + "exitcode", AnnotationPrefix + "run-tme"}; !slices.Equal(unknown, want) {
+		t.Fatalf("unknown keys reported %v, want %v (all errors: %v)", unknown, want, errs)
+	}
+	pod := mkPod("typo", ctn("app"))
+	pod.Annotations = map[string]string{AnnotationPrefix + "run-tme": "5s"}
+	p, warnings := newAt(pod, testConfig(t, Fast()), sec(0))
+	if p == nil || len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "run-tme") {
+		t.Fatalf("New: warnings %v, want one naming the typo", warnings)
 	}
 }
 

@@ -32,14 +32,17 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -85,8 +88,11 @@ type agent struct {
 
 // Run runs the agent until ctx is done, then stops its workers, flushes the statuses
 // still pending (bounded by Config.ShutdownTimeout) and returns nil. It returns an error
-// only for an invalid Config or a client it cannot build; failed requests are logged and
-// retried with backoff, never fatal.
+// for an invalid Config (a *podstatus.InputError, as Validate), a client it cannot build,
+// or when the API server rejects every node it must create and no node selection can
+// bring others. Other failed requests are logged at error level and retried with
+// backoff; a request the server rejects (a 4xx that says neither "later" nor "again") is
+// not retried in a loop but reported.
 func Run(ctx context.Context, cfg Config) error {
 	r, err := cfg.resolve()
 	if err != nil {
@@ -164,8 +170,13 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}()
 	loops.Go(func() { _ = a.status.Run(runCtx) })
 
-	if err := a.ensureNodes(ctx); err != nil {
-		return a.shutdown(ctx, stopLoops, &loops)
+	existing := a.markClusterNodes(ctx)
+	if err := a.ensureNodes(ctx, existing); err != nil {
+		_ = a.shutdown(ctx, stopLoops, &loops)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 
 	// The pod informer.
@@ -219,14 +230,26 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		_ = ni.SetTransform(stripManagedFields)
 		adopt := func(o any) {
 			if n, ok := o.(*v1.Node); ok && r.selects(n) {
-				a.addNode(n, -1, false)
+				a.addNode(n, false)
 			}
 		}
-		if _, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }}); err != nil {
+		reg, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }})
+		if err != nil {
 			return fmt.Errorf("agent: node handler: %w", err)
 		}
 		nf.StartWithContext(infCtx)
 		factories = append(factories, nf)
+		loops.Go(func() {
+			// The selected nodes may be created later, so this is no reason to stop;
+			// but a selection that matches nothing is usually a mistake (a typo in a
+			// node name or a selector), which a user must not have to guess from
+			// "nodes=0".
+			if cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) && a.nodes.len() == 0 {
+				a.log.Error(nil, "No existing node matches the node selection; waiting for one to appear",
+					"manageSingleNode", r.ManageSingleNode, "labelSelector", r.ManageNodesWithLabelSelector,
+					"annotationSelector", r.ManageNodesWithAnnotationSelector, "nodes", r.Nodes)
+			}
+		})
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced) {
 		// ctx ended before the first list: nothing was stepped, only the node work can
@@ -249,8 +272,8 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 
 	leaseEvery := time.Duration(r.NodeLeaseDurationSeconds) * time.Second / 4
-	loops.Go(func() { a.nodeLoop(ctx, leaseEvery, a.renewLease) })
-	loops.Go(func() { a.nodeLoop(ctx, r.NodeStatusUpdateFrequency, a.reportNodeStatus) })
+	loops.Go(func() { a.nodeLoop(ctx, "node lease", leaseEvery, a.renewLease) })
+	loops.Go(func() { a.nodeLoop(ctx, "node status", r.NodeStatusUpdateFrequency, a.reportNodeStatus) })
 	if r.ProgressInterval > 0 {
 		loops.Go(func() { a.progressLoop(ctx) })
 	}
@@ -265,6 +288,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 func newAgent(r resolved) *agent {
 	a := &agent{cfg: r, log: r.Logger}
 	a.nodes.nodes = map[string]*nodeState{}
+	a.nodes.space = newAddrSpace(r.identity(), podCIDRBits(r.MaxPods))
 	a.pods.pods = map[types.UID]*podEntry{}
 	a.responses.pods = map[types.UID]*v1.Pod{}
 	return a
@@ -295,32 +319,62 @@ func (a *agent) shutdown(ctx context.Context, stopLoops context.CancelFunc, loop
 	return nil
 }
 
-// retry calls fn until it succeeds or ctx is done, backing off from 200 ms to 10 s with
-// 20% jitter (apimachinery's wait.Backoff), on the agent's clock.
-func (a *agent) retry(ctx context.Context, what string, fn func() error) {
+// retry calls fn until it succeeds, fails for good or ctx is done, backing off from
+// 200 ms to 10 s with 20% jitter (apimachinery's wait.Backoff), on the agent's clock. An
+// answer that will never succeed (rejected, see rejected) is logged at error level and
+// returned at once; any other failure (a server that is down or overloaded) is logged at
+// error level and retried. It returns nil on success, ctx's error when ctx ended first.
+func (a *agent) retry(ctx context.Context, what string, fn func() error) error {
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 10 * time.Second}
 	for {
 		err := fn()
-		if err == nil || ctx.Err() != nil {
-			return
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		a.counts.errors.Add(1)
+		if rejected(err) {
+			a.log.Error(err, "Request rejected; not retrying", "what", what)
+			return err
+		}
 		delay := backoff.Step()
-		a.log.Info("Request failed; retrying", "what", what, "err", err, "in", delay)
+		a.log.Error(err, "Request failed; retrying", "what", what, "in", delay)
 		t := a.cfg.Clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return ctx.Err()
 		case <-t.C():
 		}
+	}
+}
+
+// rejected reports whether err is an answer the same request will get again: a 4xx from
+// the API server (400 Bad Request, 401, 403 Forbidden, 404 Not Found, 422 Invalid, ...)
+// other than those that say "later" or "again" (408 Request Timeout, 409 Conflict, 429
+// Too Many Requests). Transport errors and 5xx are worth retrying.
+func rejected(err error) bool {
+	var s apierrors.APIStatus
+	if !errors.As(err, &s) {
+		return false
+	}
+	switch code := s.Status().Code; code {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	default:
+		return code >= 400 && code < 500
 	}
 }
 
 // stripManagedFields drops managedFields from informer objects: the agent never reads
 // them, and they are a large share of a pod's memory.
 func stripManagedFields(o any) (any, error) {
-	if acc, err := meta.Accessor(o); err == nil {
+	// Only when there are some: an object without them is not written to, as a client
+	// may share it with others (client-go's fake clientset hands one object to every
+	// watcher).
+	if acc, err := meta.Accessor(o); err == nil && acc.GetManagedFields() != nil {
 		acc.SetManagedFields(nil)
 	}
 	return o, nil

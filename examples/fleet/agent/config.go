@@ -2,15 +2,20 @@ package agent
 
 import (
 	"fmt"
+	"math"
+	"net/netip"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
@@ -45,7 +50,11 @@ const (
 )
 
 // Config configures Run. Only RESTConfig is required; every other zero value is the
-// default. The node selection fields mirror KWOK's flags of the same names.
+// default, and a negative count is an error (a count is never "0 means default" for one
+// field and an error for another). Validate (and Run) report invalid values as a
+// *podstatus.InputError whose field paths are Go paths (Config.MaxPods); the fleet
+// command maps them to its flags (--max-pods). The node selection fields mirror KWOK's
+// flags of the same names.
 type Config struct {
 	// RESTConfig reaches the API server. Run copies it before changing QPS, Burst or
 	// the transport.
@@ -59,11 +68,15 @@ type Config struct {
 	// Nodes is how many Node objects the agent creates (or takes over if they exist):
 	// NodeNamePrefix followed by 0 .. Nodes-1.
 	Nodes int
-	// NodeNamePrefix defaults to DefaultNodeNamePrefix.
+	// NodeNamePrefix defaults to DefaultNodeNamePrefix. With the node numbers after it,
+	// it must make valid Node names (DNS-1123 subdomains: lower case alphanumerics, '-'
+	// and '.').
 	NodeNamePrefix string
 	// ManageAllNodes adopts every node of the cluster.
 	ManageAllNodes bool
-	// ManageSingleNode adopts the node of that name.
+	// ManageSingleNode adopts the node of that name. When no node of the cluster matches
+	// the selection fields after the first list, Run logs it at error level and waits for
+	// one to appear.
 	ManageSingleNode string
 	// ManageNodesWithLabelSelector adopts the nodes whose labels match (a label selector,
 	// for example "type=kwok").
@@ -72,12 +85,21 @@ type Config struct {
 	// selector syntax over annotations, for example "kwok.x-k8s.io/node=fake").
 	ManageNodesWithAnnotationSelector string
 	// NodeIP is the InternalIP of every node the agent creates, and of adopted nodes
-	// without an InternalIP address. Default: a distinct address per node in 172.16.0.0/12.
+	// without an InternalIP address; it must parse as an IP address. Default: a distinct
+	// address per node in 172.16.0.0/12.
 	NodeIP string
+	// CIDR is the pod address range of the managed nodes that have no spec.podCIDR
+	// (KWOK's --cidr): one pool shared by all of them, so its size bounds how many pods
+	// they hold together. Default: a /14 (262,141 pods) the agent picks free of the
+	// cluster's pod CIDRs and apart from other agents' as it picks the CIDRs of the nodes
+	// it creates.
+	CIDR string
 	// MaxPods is the pod capacity of the nodes the agent creates, as the kubelet's
-	// --max-pods; it also sizes their pod CIDR (a /24 up to 253 pods, larger beyond), and
-	// the CIDR synthesised for an adopted node that has none. Default 110, the kubelet's.
-	// Raise it to pack more pods on a node (KWOK's nodes have room for a million).
+	// --max-pods; it also sizes their pod CIDR (a /24 up to 253 pods, larger beyond).
+	// Default 110, the kubelet's. Raise it to pack more pods on a node. An adopted node
+	// keeps the capacity it declares; one that declares none is given as many pods as
+	// its pod addresses (its spec.podCIDR, else the CIDR pool), as KWOK gives its nodes
+	// room for a million.
 	MaxPods int
 	// NodeLeaseDurationSeconds is each node Lease's leaseDurationSeconds; the Lease is
 	// renewed every quarter of it, as the kubelet does. Default 40.
@@ -134,22 +156,80 @@ type resolved struct {
 	adoptNodes bool
 }
 
-func (c Config) resolve() (resolved, error) {
-	r := resolved{Config: c}
-	if c.RESTConfig == nil {
-		return r, fmt.Errorf("agent: Config.RESTConfig is nil")
+// Validate reports what Run would reject in c, without connecting anywhere: the same
+// *podstatus.InputError (it matches podstatus.ErrInvalidInput), whose field paths are the
+// Go paths of the bad fields (Config.MaxPods). A nil RESTConfig is the one problem it does
+// not report, so that a program can check its flags before it loads a kubeconfig.
+func (c Config) Validate() error {
+	_, errs := c.resolveFields()
+	return wrapInput(errs)
+}
+
+func wrapInput(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
 	}
+	return fmt.Errorf("agent: %w", &podstatus.InputError{Errs: errs})
+}
+
+func (c Config) resolve() (resolved, error) {
+	r, errs := c.resolveFields()
+	if c.RESTConfig == nil {
+		errs = append(errs, field.Required(field.NewPath("Config", "RESTConfig"), ""))
+	}
+	return r, wrapInput(errs)
+}
+
+// resolveFields applies the defaults and parses the strings, listing every problem.
+func (c Config) resolveFields() (resolved, field.ErrorList) {
+	r := resolved{Config: c}
+	var errs field.ErrorList
+	path := field.NewPath("Config")
 	if c.Nodes < 0 {
-		return r, fmt.Errorf("agent: Config.Nodes is %d", c.Nodes)
+		errs = append(errs, field.Invalid(path.Child("Nodes"), c.Nodes, "must not be negative"))
 	}
 	if r.NodeNamePrefix == "" {
 		r.NodeNamePrefix = DefaultNodeNamePrefix
 	}
-	if c.MaxPods < 0 || c.MaxPods > maxMaxPods {
-		return r, fmt.Errorf("agent: Config.MaxPods is %d, want 1 to %d", c.MaxPods, maxMaxPods)
+	// Every node name the agent creates must be a valid Node name (a DNS-1123
+	// subdomain), or the API server answers 422 to every attempt.
+	if c.Nodes > 0 {
+		for _, name := range []string{r.NodeNamePrefix + "0", fmt.Sprintf("%s%d", r.NodeNamePrefix, c.Nodes-1)} {
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				errs = append(errs, field.Invalid(path.Child("NodeNamePrefix"), r.NodeNamePrefix, fmt.Sprintf("node name %q: %s", name, msg)))
+			}
+		}
 	}
-	if r.MaxPods == 0 {
-		r.MaxPods = DefaultMaxPods
+	if c.CIDR != "" {
+		if _, err := podsim.NewIPAM(c.CIDR); err != nil {
+			errs = append(errs, field.Invalid(path.Child("CIDR"), c.CIDR, "must be a CIDR with room for pod addresses (a /30 or wider for IPv4): "+err.Error()))
+		}
+	}
+	if c.NodeIP != "" {
+		if _, err := netip.ParseAddr(c.NodeIP); err != nil {
+			errs = append(errs, field.Invalid(path.Child("NodeIP"), c.NodeIP, "must be an IPv4 or IPv6 address"))
+		}
+	}
+	// Zero is the default and a negative count an error, for every count alike.
+	for _, f := range []struct {
+		name  string
+		v     *int
+		def   int
+		limit int
+	}{
+		{"MaxPods", &r.MaxPods, DefaultMaxPods, maxMaxPods},
+		{"Workers", &r.Workers, DefaultWorkers, math.MaxInt32},
+		{"StatusWorkers", &r.StatusWorkers, DefaultStatusWorkers, math.MaxInt32},
+	} {
+		switch {
+		case *f.v < 0 || *f.v > f.limit:
+			errs = append(errs, field.Invalid(path.Child(f.name), *f.v, fmt.Sprintf("must be 1 to %d (0 for the default, %d)", f.limit, f.def)))
+		case *f.v == 0:
+			*f.v = f.def
+		}
+	}
+	if c.NodeLeaseDurationSeconds < 0 {
+		errs = append(errs, field.Invalid(path.Child("NodeLeaseDurationSeconds"), c.NodeLeaseDurationSeconds, "must not be negative (0 for the default)"))
 	}
 	if r.NodeLeaseDurationSeconds <= 0 {
 		r.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
@@ -160,11 +240,11 @@ func (c Config) resolve() (resolved, error) {
 	if r.NodeStatusReportFrequency <= 0 {
 		r.NodeStatusReportFrequency = DefaultNodeStatusReportFrequency
 	}
-	if r.Workers <= 0 {
-		r.Workers = DefaultWorkers
+	if c.QPS < 0 {
+		errs = append(errs, field.Invalid(path.Child("QPS"), c.QPS, "must not be negative (0 for no client-side limit)"))
 	}
-	if r.StatusWorkers <= 0 {
-		r.StatusWorkers = DefaultStatusWorkers
+	if c.Burst < 0 {
+		errs = append(errs, field.Invalid(path.Child("Burst"), c.Burst, "must not be negative (0 for 2·QPS)"))
 	}
 	if r.ProgressInterval == 0 {
 		r.ProgressInterval = DefaultProgressInterval
@@ -178,32 +258,39 @@ func (c Config) resolve() (resolved, error) {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	p, err := podsim.Named(c.Profile)
-	if err != nil {
-		return r, fmt.Errorf("agent: %w", err)
+	if p, err := podsim.Named(c.Profile); err != nil {
+		errs = append(errs, field.NotSupported(path.Child("Profile"), c.Profile, []string{"default", "fast"}))
+	} else {
+		r.profile = p
 	}
-	r.profile = p
 	if c.ManageAllNodes && (c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
-		return r, fmt.Errorf("agent: ManageAllNodes conflicts with ManageSingleNode and the node selectors")
+		errs = append(errs, field.Forbidden(path.Child("ManageAllNodes"), "cannot be combined with Config.ManageSingleNode, Config.ManageNodesWithLabelSelector or Config.ManageNodesWithAnnotationSelector"))
 	}
 	if c.ManageSingleNode != "" && (c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
-		return r, fmt.Errorf("agent: ManageSingleNode conflicts with the node selectors")
+		errs = append(errs, field.Forbidden(path.Child("ManageSingleNode"), "cannot be combined with Config.ManageNodesWithLabelSelector or Config.ManageNodesWithAnnotationSelector"))
 	}
+	if c.ManageSingleNode != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(c.ManageSingleNode) {
+			errs = append(errs, field.Invalid(path.Child("ManageSingleNode"), c.ManageSingleNode, msg))
+		}
+	}
+	var err error
 	if c.ManageNodesWithLabelSelector != "" {
 		if r.labelSel, err = labels.Parse(c.ManageNodesWithLabelSelector); err != nil {
-			return r, fmt.Errorf("agent: node label selector %q: %w", c.ManageNodesWithLabelSelector, err)
+			errs = append(errs, field.Invalid(path.Child("ManageNodesWithLabelSelector"), c.ManageNodesWithLabelSelector, err.Error()))
 		}
 	}
 	if c.ManageNodesWithAnnotationSelector != "" {
 		if r.annoSel, err = labels.Parse(c.ManageNodesWithAnnotationSelector); err != nil {
-			return r, fmt.Errorf("agent: node annotation selector %q: %w", c.ManageNodesWithAnnotationSelector, err)
+			errs = append(errs, field.Invalid(path.Child("ManageNodesWithAnnotationSelector"), c.ManageNodesWithAnnotationSelector, err.Error()))
 		}
 	}
 	r.adoptNodes = c.ManageAllNodes || c.ManageSingleNode != "" || r.labelSel != nil || r.annoSel != nil
-	if !r.adoptNodes && c.Nodes == 0 {
-		return r, fmt.Errorf("agent: no nodes: set Nodes or a way to select existing nodes")
+	selection := c.ManageAllNodes || c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != ""
+	if !selection && c.Nodes == 0 {
+		errs = append(errs, field.Required(path.Child("Nodes"), "set Config.Nodes or a way to select existing nodes (Config.ManageAllNodes, Config.ManageSingleNode, Config.ManageNodesWithLabelSelector, Config.ManageNodesWithAnnotationSelector)"))
 	}
-	return r, nil
+	return r, errs
 }
 
 // selects reports whether an existing node is adopted by the selection flags.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/podstatus/podstatus/status"
 )
@@ -63,9 +65,12 @@ func (c *counters) observer() *status.Observer {
 	return &status.Observer{
 		OnChange: func(status.ChangeEvent) { c.statusChanges.Add(1) },
 		OnPatch: func(ev status.PatchEvent) {
-			if ev.Err != nil {
+			switch {
+			case apierrors.IsNotFound(ev.Err):
+				// The pod is gone (deleted meanwhile): neither a patch nor an error.
+			case ev.Err != nil:
 				c.patchErrs.Add(1)
-			} else {
+			default:
 				c.patches.Add(1)
 			}
 		},
@@ -92,13 +97,19 @@ func (c *counters) register(reg prometheus.Registerer) error {
 			return err
 		}
 	}
-	for name, v := range map[string]*atomic.Int64{
-		"podstatus_fleet_lease_renewals_total":      &c.leaseRenewals,
-		"podstatus_fleet_node_status_reports_total": &c.nodeStatusReports,
-		"podstatus_fleet_pod_deletions_total":       &c.deletes,
+	for _, m := range []struct {
+		name, help string
+		v          *atomic.Int64
+	}{
+		{"podstatus_fleet_lease_renewals_total", "Node Leases renewed (or created).", &c.leaseRenewals},
+		{"podstatus_fleet_node_status_reports_total", "Node statuses sent.", &c.nodeStatusReports},
+		{"podstatus_fleet_pod_deletions_total", "Pods deleted after their terminal status (or found gone already).", &c.deletes},
+		{"podstatus_fleet_invalid_sim_annotations_total", "Invalid or unknown sim.podstatus.io/ annotations found on pods, each also a Warning Event on its pod.", &c.invalidAnnotations},
+		{"podstatus_fleet_errors_total", "Failures the agent logged at error level: failed requests (each retry counted) and pods it could not simulate.", &c.errors},
+		{"podstatus_fleet_request_errors_total", "Requests that failed or were answered with an error status the agent did not expect (a Lease GET answered 404 before the Lease exists, a node create answered 409 on a restart, a DELETE or status PATCH answered 404 for a pod already gone are expected).", &c.requestErrs},
 	} {
-		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "Agent total: " + name + "."},
-			func() float64 { return float64(v.Load()) })); err != nil {
+		if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: m.name, Help: m.help},
+			func() float64 { return float64(m.v.Load()) })); err != nil {
 			return err
 		}
 	}
@@ -114,7 +125,7 @@ func (c *counters) wrapTransport(rt http.RoundTripper) http.RoundTripper {
 			code = strconv.Itoa(resp.StatusCode)
 		}
 		c.requests.Add(1)
-		if err != nil || resp.StatusCode >= 400 {
+		if err != nil || resp.StatusCode >= 400 && !expectedAnswer(req.Method, req.URL.Path, resp.StatusCode) {
 			c.requestErrs.Add(1)
 		}
 		if c.requestsVec != nil {
@@ -122,6 +133,24 @@ func (c *counters) wrapTransport(rt http.RoundTripper) http.RoundTripper {
 		}
 		return resp, err
 	})
+}
+
+// expectedAnswer reports whether an error status is one the agent's normal work brings
+// and handles, and so is not a request error: a node Lease that does not exist yet (GET
+// 404, then created, as pkg/kubelet/nodelease does), a node that exists already (POST 409
+// on a restart, then taken over), and a pod that is gone already (its DELETE, or the
+// PATCH of its status, answered 404: the pod was deleted meanwhile, as the kubelet's
+// status manager also meets it).
+func expectedAnswer(method, path string, code int) bool {
+	switch {
+	case code == http.StatusNotFound && method == http.MethodGet:
+		return strings.Contains(path, "/leases/")
+	case code == http.StatusConflict && method == http.MethodPost:
+		return strings.HasSuffix(path, "/nodes")
+	case code == http.StatusNotFound && (method == http.MethodDelete || method == http.MethodPatch):
+		return strings.Contains(path, "/pods/")
+	}
+	return false
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
@@ -149,7 +178,7 @@ func (a *agent) logProgress() {
 	}
 	kv = append(kv,
 		"statusChanges", c.statusChanges.Load(), "statusPatches", c.patches.Load(), "statusPatchErrors", c.patchErrs.Load(),
-		"leaseRenewals", c.leaseRenewals.Load(), "deletes", c.deletes.Load(),
+		"leaseRenewals", c.leaseRenewals.Load(), "deletes", c.deletes.Load(), "invalidAnnotations", c.invalidAnnotations.Load(),
 		"requests", c.requests.Load(), "requestErrors", c.requestErrs.Load(), "errors", c.errors.Load())
 	a.log.Info("Progress", kv...)
 }

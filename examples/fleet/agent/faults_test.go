@@ -90,7 +90,7 @@ func TestPodDeleteTombstone(t *testing.T) {
 	a := newAgent(r)
 	a.cs = fake.NewClientset()
 	a.status = newTestManager(a)
-	a.addNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, 0, true)
+	a.addNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, true)
 	a.queue = newQueue()
 	defer a.queue.ShutDown()
 	a.recorder = record.NewFakeRecorder(10)

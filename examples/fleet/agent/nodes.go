@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,8 +33,12 @@ type nodeState struct {
 	name    string
 	uid     types.UID
 	created bool // created (or re-created) by this agent: it owns the whole status
-	sim     podsim.Node
-	ipam    *podsim.IPAM
+	// fill is what the agent adds to the status of an adopted node that lacks it: the
+	// InternalIP it synthesised, and capacity and allocatable when the node declares no
+	// pod capacity (as KWOK's node-initialize stage fills them in).
+	fill map[string]any
+	sim  podsim.Node
+	ipam *podsim.IPAM
 
 	lease      *coordinationv1.Lease
 	lastReport time.Time
@@ -44,7 +49,37 @@ type nodeState struct {
 type nodeSet struct {
 	mu    sync.RWMutex
 	nodes map[string]*nodeState
-	next  int // index of the next synthesised CIDR / node IP
+	next  int // index of the next synthesised CIDR / node IP of an adopted node
+	space addrSpace
+	// pool hands out the pod addresses of every node without a pod CIDR of its own,
+	// from poolCIDR; made when the first such node is managed.
+	pool     *podsim.IPAM
+	poolCIDR string
+}
+
+// sharedPoolBits is the size of the pod address pool the agent picks for the nodes
+// without a pod CIDR when Config.CIDR is not set: a /14, 262,141 pods across them.
+const sharedPoolBits = 14
+
+// sharedPool returns the pool of the nodes without a pod CIDR, making it from cidr (or a
+// range the agent picks, see addrSpace) the first time; overlaps reports that cidr
+// overlaps a pod CIDR in use (a node's, or one this agent handed out). The caller holds
+// s.mu.
+func (s *nodeSet) sharedPool(cidr string) (_ *podsim.IPAM, _ string, overlaps bool) {
+	if s.pool == nil {
+		if cidr == "" {
+			cidr = s.space.takeBlock(sharedPoolBits)
+		} else if p, err := netip.ParsePrefix(cidr); err == nil {
+			overlaps = s.space.overlapsNodes(p)
+			s.space.markPrefix(p)
+		}
+		pool, err := podsim.NewIPAM(cidr)
+		if err != nil { // Config.CIDR was validated; a block the agent picks is valid
+			panic(fmt.Sprintf("agent: pod address pool %s: %v", cidr, err))
+		}
+		s.pool, s.poolCIDR = pool, cidr
+	}
+	return s.pool, s.poolCIDR, overlaps
 }
 
 func (s *nodeSet) get(name string) *nodeState {
@@ -92,21 +127,16 @@ func podCIDR(i, bits int) string {
 	return fmt.Sprintf("%d.%d.%d.%d/%d", byte(v>>24), byte(v>>16), byte(v>>8), byte(v), bits)
 }
 
-// nodeIP is the i-th node's InternalIP: 172.16.0.2 + i.
+// nodeIP is the i-th node IP: 172.16.0.2 + i, wrapping around after nodeIPSlots.
 func nodeIP(i int) string {
 	a := netip.MustParseAddr("172.16.0.2").As4()
 	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v += uint32(i)
+	v += uint32(i % nodeIPSlots)
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String()
 }
 
-// newNode is the Node the agent creates as node i, with the status a kubelet registers.
-func (a *agent) newNode(i int, name string) *v1.Node {
-	ip := a.cfg.NodeIP
-	if ip == "" {
-		ip = nodeIP(i)
-	}
-	cidr := podCIDR(i, podCIDRBits(a.cfg.MaxPods))
+// newNode is the Node the agent creates, with the status a kubelet registers.
+func (a *agent) newNode(name, cidr, ip string) *v1.Node {
 	n := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -124,14 +154,38 @@ func (a *agent) newNode(i int, name string) *v1.Node {
 	return n
 }
 
-// nodeStatus is the full status of a node the agent created.
-func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
-	res := v1.ResourceList{
+// nodeResources is the capacity (and allocatable) of a simulated node with room for
+// maxPods pods.
+func nodeResources(maxPods int) v1.ResourceList {
+	return v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("32"),
 		v1.ResourceMemory:           resource.MustParse("256Gi"),
 		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 		v1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
 	}
+}
+
+// podAddresses is how many pod addresses podsim.IPAM hands out from cidr, at most
+// maxMaxPods.
+func podAddresses(cidr string) int {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return 0
+	}
+	host := p.Addr().BitLen() - p.Bits()
+	if host > 21 {
+		return maxMaxPods
+	}
+	n := 1<<host - 2 // the network address and the gateway
+	if p.Addr().Is4() {
+		n-- // the broadcast address
+	}
+	return min(max(n, 0), maxMaxPods)
+}
+
+// nodeStatus is the full status of a node the agent created.
+func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
+	res := nodeResources(maxPods)
 	return v1.NodeStatus{
 		Capacity:    res,
 		Allocatable: res.DeepCopy(),
@@ -171,51 +225,115 @@ func nodeConditions(heartbeat, since metav1.Time) []v1.NodeCondition {
 }
 
 // ensureNodes creates the configured nodes, retrying until ctx is done. A node that
-// already exists (an earlier run) is taken over as it is.
-func (a *agent) ensureNodes(ctx context.Context) error {
+// already exists (an earlier run) is taken over as it is. A node the API server rejects
+// (see rejected) is left out, logged at error level; when every node is rejected and no
+// selection can bring others, ensureNodes returns the first rejection.
+func (a *agent) ensureNodes(ctx context.Context, existing map[string]*v1.Node) error {
+	// Addresses first, in node order, so that node i gets the i-th free ones whatever
+	// order the creations finish in. A node that exists already keeps its own.
+	type plan struct{ cidr, ip string }
+	plans := make([]plan, a.cfg.Nodes)
+	a.nodes.mu.Lock()
+	for i := range plans {
+		if existing[fmt.Sprintf("%s%d", a.cfg.NodeNamePrefix, i)] != nil {
+			continue
+		}
+		plans[i].cidr = a.nodes.space.takeCIDR(i)
+		plans[i].ip = cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(i))
+	}
+	a.nodes.mu.Unlock()
 	limit := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		firstErr  error
+		nRejected int
+	)
 	for i := range a.cfg.Nodes {
 		name := fmt.Sprintf("%s%d", a.cfg.NodeNamePrefix, i)
 		wg.Add(1)
 		limit <- struct{}{}
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			want := a.newNode(i, name)
 			var got *v1.Node
-			a.retry(ctx, "create node "+name, func() error {
-				n, err := a.cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
+			err := a.retry(ctx, "create node "+name, func() error {
+				if plans[i].cidr == "" { // it existed at the start: take it over
+					n, err := a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+					if !apierrors.IsNotFound(err) {
+						got = n
+						return err
+					}
+					a.nodes.mu.Lock()
+					plans[i].cidr = a.nodes.space.takeCIDR(i)
+					plans[i].ip = cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(i))
+					a.nodes.mu.Unlock()
+				}
+				n, err := a.cs.CoreV1().Nodes().Create(ctx, a.newNode(name, plans[i].cidr, plans[i].ip), metav1.CreateOptions{})
 				if apierrors.IsAlreadyExists(err) {
 					n, err = a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 				}
 				got = n
 				return err
 			})
-			if got != nil {
-				a.addNode(got, i, true)
+			if err == nil && got != nil {
+				a.addNode(got, true)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ctx.Err() == nil {
+				nRejected++
+				if firstErr == nil {
+					firstErr = err
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if nRejected > 0 && nRejected == a.cfg.Nodes && !a.cfg.adoptNodes {
+		return fmt.Errorf("agent: the API server rejected every node: %w", firstErr)
+	}
+	return nil
 }
 
-// addNode starts managing n (idempotent). index is the node's slot for synthesised
-// addresses, -1 to take the next free one.
-func (a *agent) addNode(n *v1.Node, index int, created bool) {
+// addNode starts managing n (idempotent). Its spec.podCIDR and InternalIPs are honoured;
+// what it lacks is synthesised (see addrSpace).
+func (a *agent) addNode(n *v1.Node, created bool) {
 	a.nodes.mu.Lock()
 	if _, ok := a.nodes.nodes[n.Name]; ok {
 		a.nodes.mu.Unlock()
 		return
 	}
-	if index < 0 {
-		index = a.cfg.Nodes + a.nodes.next
-		a.nodes.next++
+	a.nodes.space.markNode(n)
+	idx := -1
+	slot := func() int { // the node's slot for synthesised addresses, after the created nodes'
+		if idx < 0 {
+			idx = a.cfg.Nodes + a.nodes.next
+			a.nodes.next++
+		}
+		return idx
 	}
+	// Pod addresses: the node's own pod CIDR, else the pool shared by the nodes without
+	// one (Config.CIDR, KWOK's --cidr, or a range the agent picks).
 	cidr := n.Spec.PodCIDR
-	if cidr == "" {
-		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
+	var ipam *podsim.IPAM
+	if cidr != "" {
+		var err error
+		if ipam, err = podsim.NewIPAM(cidr); err != nil {
+			a.log.Error(err, "Node has an unusable pod CIDR; using the shared pod address pool", "node", n.Name, "podCIDR", cidr)
+		}
 	}
+	if ipam == nil {
+		var overlaps bool
+		ipam, cidr, overlaps = a.nodes.sharedPool(a.cfg.CIDR)
+		if overlaps {
+			a.log.Error(nil, "The pod address range overlaps pod CIDRs of the cluster's nodes: pods may share IPs with theirs", "cidr", cidr)
+		}
+	}
+	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam}
 	var ips []string
 	for _, addr := range n.Status.Addresses {
 		if addr.Type == v1.NodeInternalIP {
@@ -223,20 +341,25 @@ func (a *agent) addNode(n *v1.Node, index int, created bool) {
 		}
 	}
 	if len(ips) == 0 {
-		ip := a.cfg.NodeIP
-		if ip == "" {
-			ip = nodeIP(index)
+		ips = []string{cmp.Or(a.cfg.NodeIP, a.nodes.space.takeIP(slot()))}
+		if !created {
+			// On the server, so that agents started later see it taken.
+			ns.fill = map[string]any{"addresses": []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: ips[0]}, {Type: v1.NodeHostName, Address: n.Name}}}
 		}
-		ips = []string{ip}
 	}
-	ipam, err := podsim.NewIPAM(cidr)
-	if err != nil {
-		a.log.Error(err, "Node has an unusable pod CIDR; using a synthesised one", "node", n.Name, "podCIDR", cidr)
-		cidr = podCIDR(index, podCIDRBits(a.cfg.MaxPods))
-		ipam, _ = podsim.NewIPAM(cidr)
+	ns.sim = podsim.Node{Name: n.Name, HostIPs: ips}
+	if _, declared := n.Status.Capacity[v1.ResourcePods]; !declared && !created {
+		// A node that declares no pod capacity (a KWOK user's node) holds as many pods
+		// as it has pod addresses; the kubelet's OutOfpods needs a declared capacity.
+		res := nodeResources(podAddresses(cidr))
+		for k := range n.Status.Capacity {
+			delete(res, k) // what the node declares stays
+		}
+		if ns.fill == nil {
+			ns.fill = map[string]any{}
+		}
+		ns.fill["capacity"], ns.fill["allocatable"] = res, res
 	}
-	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam,
-		sim: podsim.Node{Name: n.Name, HostIPs: ips}}
 	if _, ready := findNodeCondition(n.Status.Conditions, v1.NodeReady); ready != nil && ready.Status == v1.ConditionTrue {
 		ns.readySince = ready.LastTransitionTime
 	}
@@ -255,9 +378,10 @@ func findNodeCondition(cs []v1.NodeCondition, t v1.NodeConditionType) (int, *v1.
 	return -1, nil
 }
 
-// renewLeases renews every node's Lease, as pkg/kubelet/nodelease does: update the
-// cached Lease with a new renewTime; on any error, GET (or create) it on the next round.
-func (a *agent) renewLease(ctx context.Context, n *nodeState) {
+// renewLease renews a node's Lease, as pkg/kubelet/nodelease does: update the cached
+// Lease with a new renewTime; on any error, GET (or create: a 404 is expected before
+// the first renewal) it on the next round. It returns the request's error.
+func (a *agent) renewLease(ctx context.Context, n *nodeState) error {
 	now := metav1.NewMicroTime(a.cfg.Clock.Now())
 	if n.lease != nil {
 		l := n.lease.DeepCopy()
@@ -266,8 +390,9 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) {
 		if err == nil {
 			n.lease = got
 			a.counts.leaseRenewals.Add(1)
-			return
+			return nil
 		}
+		// A conflict (someone else wrote it) or a Lease deleted: GET it again now.
 		a.log.V(1).Info("Lease update failed; will get or create it", "node", n.name, "err", err)
 		n.lease = nil
 	}
@@ -287,34 +412,34 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) {
 		}
 		got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Create(ctx, l, metav1.CreateOptions{})
 		if err != nil {
-			a.log.V(1).Info("Lease create failed", "node", n.name, "err", err)
-			return
+			return fmt.Errorf("create lease %s: %w", n.name, err)
 		}
 		n.lease = got
 		a.counts.leaseRenewals.Add(1)
 	case err != nil:
-		a.log.V(1).Info("Lease get failed", "node", n.name, "err", err)
+		return fmt.Errorf("get lease %s: %w", n.name, err)
 	default:
 		l := got.DeepCopy()
 		l.Spec.RenewTime = &now
 		l.Spec.HolderIdentity = ptr.To(n.name)
 		l.Spec.LeaseDurationSeconds = ptr.To(a.cfg.NodeLeaseDurationSeconds)
 		if got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
-			a.log.V(1).Info("Lease update failed", "node", n.name, "err", err)
-			return
+			return fmt.Errorf("update lease %s: %w", n.name, err)
 		}
 		n.lease = got
 		a.counts.leaseRenewals.Add(1)
 	}
+	return nil
 }
 
 // reportNodeStatus sends the node's status when it is due: the first time, and then every
 // NodeStatusReportFrequency (nothing in a simulated node's status changes in between, so
-// the kubelet's "changed" trigger never fires; the Lease is the heartbeat).
-func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
+// the kubelet's "changed" trigger never fires; the Lease is the heartbeat). It returns
+// the request's error.
+func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) error {
 	now := a.cfg.Clock.Now()
 	if !n.lastReport.IsZero() && now.Sub(n.lastReport) < a.cfg.NodeStatusReportFrequency {
-		return
+		return nil
 	}
 	hb := metav1.NewTime(now)
 	if n.readySince.IsZero() {
@@ -326,28 +451,34 @@ func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) {
 		st.Conditions = nodeConditions(hb, n.readySince)
 		body = map[string]any{"status": st}
 	} else {
-		body = map[string]any{"status": map[string]any{"conditions": nodeConditions(hb, n.readySince)}}
+		st := map[string]any{"conditions": nodeConditions(hb, n.readySince)}
+		for k, v := range n.fill {
+			st[k] = v
+		}
+		body = map[string]any{"status": st}
 	}
 	patch, err := json.Marshal(body)
 	if err != nil {
-		a.log.Error(err, "Marshal node status", "node", n.name)
-		return
+		return fmt.Errorf("marshal status of node %s: %w", n.name, err)
 	}
 	if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		a.log.V(1).Info("Node status patch failed; retrying at the next update", "node", n.name, "err", err)
-		return
+		return fmt.Errorf("patch status of node %s: %w", n.name, err)
 	}
 	n.lastReport = now
 	a.counts.nodeStatusReports.Add(1)
+	return nil
 }
 
 // nodeLoop runs fn for every managed node every interval (and once at once), with at most
-// 16 requests in flight: one ticker for all nodes, not a goroutine per node.
-func (a *agent) nodeLoop(ctx context.Context, interval time.Duration, fn func(context.Context, *nodeState)) {
+// 16 requests in flight: one ticker for all nodes, not a goroutine per node. Failures are
+// retried at the next round, as the kubelet retries its Lease and node status; each round
+// with failures logs one error line (how many nodes failed, and the first error), not one
+// per node: at 10,000 nodes and a server that is down, a line per node would drown the log.
+func (a *agent) nodeLoop(ctx context.Context, what string, interval time.Duration, fn func(context.Context, *nodeState) error) {
 	t := a.cfg.Clock.NewTicker(interval)
 	defer t.Stop()
 	for {
-		a.forEachNode(ctx, fn)
+		a.forEachNode(ctx, what, fn)
 		select {
 		case <-ctx.Done():
 			return
@@ -356,10 +487,16 @@ func (a *agent) nodeLoop(ctx context.Context, interval time.Duration, fn func(co
 	}
 }
 
-func (a *agent) forEachNode(ctx context.Context, fn func(context.Context, *nodeState)) {
+func (a *agent) forEachNode(ctx context.Context, what string, fn func(context.Context, *nodeState) error) {
 	limit := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	for _, n := range a.nodes.list() {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		failed   int
+		firstErr error
+	)
+	nodes := a.nodes.list()
+	for _, n := range nodes {
 		if ctx.Err() != nil {
 			break
 		}
@@ -367,8 +504,19 @@ func (a *agent) forEachNode(ctx context.Context, fn func(context.Context, *nodeS
 		wg.Add(1)
 		go func() {
 			defer func() { <-limit; wg.Done() }()
-			fn(ctx, n)
+			if err := fn(ctx, n); err != nil && ctx.Err() == nil {
+				mu.Lock()
+				failed++
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	if failed > 0 {
+		a.counts.errors.Add(int64(failed))
+		a.log.Error(firstErr, "Node requests failed; retrying at the next round", "what", what, "failed", failed, "nodes", len(nodes), "rejected", rejected(firstErr))
+	}
 }

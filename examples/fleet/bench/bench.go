@@ -61,9 +61,9 @@ type Config struct {
 	Nodes int
 	// WaitForNodes: do not create nodes; wait for Nodes Ready nodes whose names start
 	// with NodeNamePrefix (an agent that creates its own, such as fleet --nodes N).
-	// Otherwise the bench creates them, annotated FakeNodeAnnotation, labelled
-	// NodeLabel=true, with a pod CIDR that holds their share of the pods (a /24, or a
-	// /16 beyond 250 pods per node), and deletes them after each run.
+	// Otherwise the bench creates them as KWOK users do, annotated FakeNodeAnnotation,
+	// labelled NodeLabel=true, without a pod CIDR, capacity or address, and deletes them
+	// after each run.
 	WaitForNodes bool
 	// NodeNamePrefix names the nodes. Default "fleet-bench-node-".
 	NodeNamePrefix string
@@ -486,29 +486,20 @@ func (r *runner) prepareNodes(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	key, val, _ := strings.Cut(FakeNodeAnnotation, "=")
+	// The nodes are made as KWOK users make them: the annotation and labels, no pod CIDR,
+	// no capacity, no address. Each agent then brings its own model of pod addresses and
+	// capacity (KWOK's node stage, the fleet agent's shared pod address pool), as on a
+	// KWOK user's cluster.
 	names := make([]string, r.cfg.Nodes)
-	cidrs := make([]string, r.cfg.Nodes)
-	perNode := (r.cfg.Pods + r.cfg.Nodes - 1) / r.cfg.Nodes
 	for i := range names {
 		names[i] = fmt.Sprintf("%s%d", r.cfg.NodeNamePrefix, i)
-		// A pod CIDR with room for the node's pods, as the controller manager's node
-		// IPAM would assign (agents that simulate pod IPs draw them from it): a /24
-		// holds 253 pods, a /16 65,533.
-		switch {
-		case perNode <= 250 && r.cfg.Nodes <= 65536:
-			cidrs[i] = fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)
-		case perNode <= 65000 && r.cfg.Nodes <= 256:
-			cidrs[i] = fmt.Sprintf("10.%d.0.0/16", i)
-		default:
-			return nil, fmt.Errorf("no pod CIDRs in 10.0.0.0/8 for %d nodes of %d pods", r.cfg.Nodes, perNode)
-		}
 	}
 	err := r.parallel(ctx, len(names), func(ctx context.Context, i int) error {
 		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:        names[i],
 			Annotations: map[string]string{key: val},
 			Labels:      map[string]string{NodeLabel: "true", "type": "kwok", v1.LabelHostname: names[i]},
-		}, Spec: v1.NodeSpec{PodCIDR: cidrs[i], PodCIDRs: []string{cidrs[i]}}}
+		}}
 		if _, err := r.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating node %s: %w", names[i], err)
 		}

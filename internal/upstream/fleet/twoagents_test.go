@@ -56,7 +56,8 @@ func target(path string) string {
 // Two agent processes share the nodes of one API server, each owning the nodes its label
 // selector picks (how users go past one machine): every write to a pod, a node or a Lease
 // comes from the agent that owns the node, so nothing is written twice and no node is
-// claimed by both.
+// claimed by both; and the addresses they make up for nodes without a pod CIDR or an
+// InternalIP never collide.
 func TestTwoAgentsShareNodes(t *testing.T) {
 	srv := apiserver.Start(t)
 	ctx := context.Background()
@@ -66,11 +67,12 @@ func TestTwoAgentsShareNodes(t *testing.T) {
 	for i := range nodes {
 		name := fmt.Sprintf("two-node-%d", i)
 		p := []string{"a", "b"}[i%2]
-		cidr := fmt.Sprintf("10.200.%d.0/24", i)
-		_, err := srv.Client.CoreV1().Nodes().Create(ctx, &v1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": p}},
-			Spec:       v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
-		}, metav1.CreateOptions{})
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": p}}}
+		if i < 2 { // the others are made as KWOK users make them: no pod CIDR, no address
+			cidr := fmt.Sprintf("10.200.%d.0/24", i)
+			node.Spec = v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}}
+		}
+		_, err := srv.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create node %s: %v", name, err)
 		}
@@ -141,6 +143,19 @@ func TestTwoAgentsShareNodes(t *testing.T) {
 	list, err := srv.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The agents started independently, yet no two pods share a pod IP and no two nodes
+	// a node IP, though four nodes have no pod CIDR or address of their own.
+	podIPs, hostIPs := map[string]string{}, map[string]string{}
+	for _, p := range list.Items {
+		if other, dup := podIPs[p.Status.PodIP]; dup {
+			t.Errorf("pods %s and %s share pod IP %s", other, p.Name, p.Status.PodIP)
+		}
+		podIPs[p.Status.PodIP] = p.Name
+		if node, seen := hostIPs[p.Status.HostIP]; seen && node != p.Spec.NodeName {
+			t.Errorf("nodes %s and %s share node IP %s", node, p.Spec.NodeName, p.Status.HostIP)
+		}
+		hostIPs[p.Status.HostIP] = p.Spec.NodeName
 	}
 	for _, p := range list.Items {
 		var managers []string

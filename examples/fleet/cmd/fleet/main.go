@@ -11,77 +11,136 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"math"
+	"net"
 	"net/http"
 	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/examples/fleet/agent"
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// configFlags maps agent.Config's fields to the flags that set them, so that the
+// agent's input errors (which name Go fields, Config.MaxPods) name flags (--max-pods).
+var configFlags = strings.NewReplacer(
+	"Config.Nodes", "--nodes",
+	"Config.NodeNamePrefix", "--node-name-prefix",
+	"Config.ManageAllNodes", "--manage-all-nodes",
+	"Config.ManageSingleNode", "--manage-single-node",
+	"Config.ManageNodesWithLabelSelector", "--manage-nodes-with-label-selector",
+	"Config.ManageNodesWithAnnotationSelector", "--manage-nodes-with-annotation-selector",
+	"Config.NodeIP", "--node-ip",
+	"Config.CIDR", "--cidr",
+	"Config.MaxPods", "--max-pods",
+	"Config.Profile", "--profile",
+	"Config.Workers", "--workers",
+	"Config.StatusWorkers", "--status-workers",
+	"Config.QPS", "--qps",
+	"Config.Burst", "--burst",
+	"Config.NodeLeaseDurationSeconds", "--node-lease-duration-seconds",
+)
+
+// contentTypes are the values of --kube-api-content-type.
+var contentTypes = []string{"application/vnd.kubernetes.protobuf", "application/json"}
+
+// run is the program: it parses args, checks every flag before it connects anywhere
+// (an invalid value is an error naming its flag), listens on --metrics-addr, and runs
+// the agent until ctx is done.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	var (
 		cfg         agent.Config
-		kubeconfig  = flag.String("kubeconfig", "", "Path to a kubeconfig file; default: in-cluster config, else $KUBECONFIG")
-		master      = flag.String("master", "", "The address of the API server (overrides the kubeconfig)")
-		contentType = flag.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
-		metricsAddr = flag.String("metrics-addr", "", "Serve Prometheus metrics at this address (for example :8080); empty: off")
-		leaseSecs   = flag.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
-		userAgent   = flag.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
-		cpuProfile  = flag.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
-		memProfile  = flag.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
-		compression = flag.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
+		kubeconfig  = fs.String("kubeconfig", "", "Path to a kubeconfig file; default: in-cluster config, else $KUBECONFIG")
+		master      = fs.String("master", "", "The address of the API server (overrides the kubeconfig)")
+		contentType = fs.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
+		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics at this address (for example :8080); empty: off")
+		leaseSecs   = fs.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
+		userAgent   = fs.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
+		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
+		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
+		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
 	)
-	flag.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
-	flag.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", agent.DefaultNodeNamePrefix, "Name prefix of the created nodes")
-	flag.BoolVar(&cfg.ManageAllNodes, "manage-all-nodes", false, "Manage every node of the cluster")
-	flag.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
-	flag.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
-	flag.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
-	flag.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods); also sizes their pod CIDR")
-	flag.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP of the created nodes; default: a distinct address per node")
-	flag.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
-	flag.Uint64Var(&cfg.Seed, "seed", 1, "Seed of the simulated timings")
-	flag.IntVar(&cfg.Workers, "workers", agent.DefaultWorkers, "Pods stepped at once")
-	flag.IntVar(&cfg.StatusWorkers, "status-workers", agent.DefaultStatusWorkers, "Pod status PATCHes in flight at once")
-	qps := flag.Float64("qps", 0, "Client-side requests per second; 0: no client-side limit")
-	flag.IntVar(&cfg.Burst, "burst", 0, "Client-side burst (with --qps); default 2×qps")
-	flag.DurationVar(&cfg.ProgressInterval, "progress-interval", agent.DefaultProgressInterval, "How often a progress line is logged; negative: never")
+	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
+	fs.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", agent.DefaultNodeNamePrefix, "Name prefix of the created nodes")
+	fs.BoolVar(&cfg.ManageAllNodes, "manage-all-nodes", false, "Manage every node of the cluster")
+	fs.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
+	fs.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
+	fs.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
+	fs.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR")
+	fs.StringVar(&cfg.CIDR, "cidr", "", "Pod IP range of the managed nodes without a spec.podCIDR, shared by them (KWOK's --cidr); default: a free /14 the agent picks")
+	fs.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP (an IP address) of the created nodes; default: a distinct address per node")
+	fs.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "Seed of the simulated timings")
+	fs.IntVar(&cfg.Workers, "workers", agent.DefaultWorkers, "Pods stepped at once, at least 1")
+	fs.IntVar(&cfg.StatusWorkers, "status-workers", agent.DefaultStatusWorkers, "Pod status PATCHes in flight at once, at least 1")
+	qps := fs.Float64("qps", 0, "Client-side requests per second; 0: no client-side limit")
+	fs.IntVar(&cfg.Burst, "burst", 0, "Client-side burst (with --qps); default 2×qps")
+	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", agent.DefaultProgressInterval, "How often a progress line is logged; negative: never")
 	// KWOK v0.8.0's other flags, accepted so that a KWOK command line runs unchanged, and
 	// ignored: they configure KWOK's own kubelet server, stages and tracing, which this
-	// agent does not have (pods get IPs from each node's pod CIDR, not from --cidr).
-	for _, name := range []string{"config", "cidr", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
+	// agent does not have.
+	for _, name := range []string{"config", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
 		"server-address", "enable-crds", "tracing-endpoint", "tracing-sampling-rate-per-million",
 		"disregard-status-with-annotation-selector", "disregard-status-with-label-selector"} {
-		flag.String(name, "", "Accepted for compatibility with KWOK v0.8.0; ignored")
+		fs.String(name, "", "Accepted for compatibility with KWOK v0.8.0; ignored")
 	}
 	klogFlags := textlogger.NewConfig()
-	klogFlags.AddFlags(flag.CommandLine) // -v, -vmodule
-	flag.Parse()
+	klogFlags.AddFlags(fs) // -v, -vmodule
+	if err := fs.Parse(args); err != nil {
+		return err // the flag package names the flag
+	}
 	cfg.QPS = float32(*qps)
 	cfg.NodeLeaseDurationSeconds = int32(*leaseSecs)
+	if err := checkFlags(fs, cfg, *contentType, *leaseSecs); err != nil {
+		return err
+	}
 	logger := textlogger.NewLogger(klogFlags)
 	klog.SetLogger(logger) // client-go's own logs
 	cfg.Logger = logger
+
+	// Listen before connecting: a busy or bad address fails the program at once rather
+	// than leaving fleet-bench (which reads the metrics) without them.
+	var metricsListener net.Listener
+	if *metricsAddr != "" {
+		l, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr %q: %w", *metricsAddr, err)
+		}
+		metricsListener = l
+		defer l.Close()
+	}
 
 	rc, err := restConfig(*kubeconfig, *master)
 	if err != nil {
@@ -117,10 +176,7 @@ func run() error {
 		}()
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	if *metricsAddr != "" {
+	if metricsListener != nil {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		cfg.Registerer = reg
@@ -132,9 +188,9 @@ func run() error {
 		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
-		srv := &http.Server{Addr: *metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
-			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(metricsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				logger.Error(err, "Metrics server stopped", "addr", *metricsAddr)
 			}
 		}()
@@ -145,6 +201,52 @@ func run() error {
 		}()
 	}
 	return agent.Run(ctx, cfg)
+}
+
+// checkFlags reports every invalid flag value at once, each named by its flag: the
+// command's own flags, and the agent's Config (agent.Config.Validate, whose Go field
+// names are mapped to flags). A flag's default is the real default, so a count must be
+// at least 1 here: 0 is refused rather than silently replaced by the default.
+func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSecs uint) error {
+	var errs field.ErrorList
+	if fs.NArg() > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("argument"), fs.Arg(0),
+			"unexpected: the program takes flags only, and the first argument that is not a flag ends them (a flag's value goes after '=' or as the next argument)"))
+	}
+	if !slices.Contains(contentTypes, contentType) {
+		errs = append(errs, field.NotSupported(field.NewPath("--kube-api-content-type"), contentType, contentTypes))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max-pods", cfg.MaxPods}, {"workers", cfg.Workers}, {"status-workers", cfg.StatusWorkers}} {
+		if f.v < 1 {
+			errs = append(errs, field.Invalid(field.NewPath("--"+f.name), f.v, "must be at least 1"))
+		}
+	}
+	if leaseSecs < 1 || leaseSecs > math.MaxInt32 {
+		errs = append(errs, field.Invalid(field.NewPath("--node-lease-duration-seconds"), leaseSecs, fmt.Sprintf("must be 1 to %d", math.MaxInt32)))
+	}
+	var ie *podstatus.InputError
+	if err := cfg.Validate(); errors.As(err, &ie) {
+		for _, fe := range ie.Errs {
+			fe.Field = configFlags.Replace(fe.Field)
+			fe.Detail = configFlags.Replace(fe.Detail)
+			if !slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == fe.Field }) {
+				errs = append(errs, fe)
+			}
+		}
+	} else if err != nil {
+		errs = append(errs, field.InternalError(nil, err))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Errorf("invalid flags: %s", strings.Join(msgs, "; "))
 }
 
 // restConfig is --kubeconfig/--master, else the in-cluster config, else $KUBECONFIG and
