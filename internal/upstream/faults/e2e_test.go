@@ -75,25 +75,9 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 
 	// The nodes and their Managers, the watch every check reads (started before the pods
 	// exist, so it sees every version of every pod), the pods, and a first status for each.
-	w.startNodes()
-	w.startWatch()
-	w.createPods()
-	w.waitForWatch(nodes * podsPerNode)
-	for _, n := range w.nodes {
-		for _, p := range n.pods {
-			n.change(p)
-		}
-	}
-
-	var writers sync.WaitGroup
-	stop := make(chan struct{})
-	for i := range w.nodes {
-		writers.Add(1)
-		go func() { defer writers.Done(); w.nodes[i].kubelet(stop) }()
-	}
-	writers.Add(2)
-	go func() { defer writers.Done(); w.gateController(stop) }()
-	go func() { defer writers.Done(); w.nodeLifecycle(stop) }()
+	w.startNodes(retryOptions)
+	w.start()
+	stopWriters := w.startWriters()
 
 	phase := func(name string, d time.Duration, f Faults) {
 		t.Logf("phase %-9s %v: %+v", name, d, f)
@@ -134,8 +118,7 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	phase("holes", holes, Faults{BlackHole: 0.05})
 
 	// Heal: stop every writer first, so "converged" has a fixed target.
-	close(stop)
-	writers.Wait()
+	stopWriters()
 	for _, n := range w.nodes {
 		if err := n.proxy.Heal(); err != nil {
 			t.Fatal(err)
@@ -149,6 +132,38 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	w.checkFinal()
 	w.reportHerd(t0)
 	w.report(healthy, took, time.Since(testStart))
+}
+
+// start starts the watch every check reads (before the pods exist, so it sees every
+// version of every pod), creates the pods and hands each node's Manager a first status
+// for each.
+func (w *world) start() {
+	w.startWatch()
+	w.createPods()
+	w.waitForWatch(nodes * podsPerNode)
+	for _, n := range w.nodes {
+		for _, p := range n.pods {
+			n.change(p)
+		}
+	}
+}
+
+// startWriters starts every node's kubelet, the readiness-gate controller and the
+// node-lifecycle writer; the function it returns stops them and waits for them.
+func (w *world) startWriters() (stop func()) {
+	var writers sync.WaitGroup
+	done := make(chan struct{})
+	for i := range w.nodes {
+		writers.Add(1)
+		go func() { defer writers.Done(); w.nodes[i].kubelet(done) }()
+	}
+	writers.Add(2)
+	go func() { defer writers.Done(); w.gateController(done) }()
+	go func() { defer writers.Done(); w.nodeLifecycle(done) }()
+	return func() {
+		close(done)
+		writers.Wait()
+	}
 }
 
 // tally is the Managers' requests and their callers' changes so far.
@@ -231,9 +246,10 @@ type node struct {
 	changes int
 }
 
-// startNodes makes each node's proxy and Manager. The Manager's clientset reaches the API
-// server through the node's proxy, over HTTP/1.1 so that a fault hits one request.
-func (w *world) startNodes() {
+// startNodes makes each node's proxy and Manager, with retry as its Options.Retry. The
+// Manager's clientset reaches the API server through the node's proxy, over HTTP/1.1 so
+// that a fault hits one request.
+func (w *world) startNodes(retry status.RetryOptions) {
 	u, err := url.Parse(w.srv.Config.Host)
 	if err != nil {
 		w.t.Fatal(err)
@@ -257,7 +273,7 @@ func (w *world) startNodes() {
 		n.cli = &recordingClient{Client: kubeclient.New(cs.CoreV1(), cfg.UserAgent)}
 		n.obs = &observer{}
 		n.mgr = status.NewManager(n.cli, status.Options{
-			Observer: n.obs.observer(), Workers: 4, RequestTimeout: requestTimeout, Retry: retryOptions,
+			Observer: n.obs.observer(), Workers: 4, RequestTimeout: requestTimeout, Retry: retry,
 		})
 		go func() { _ = n.mgr.Run(w.ctx) }()
 		w.nodes = append(w.nodes, n)
@@ -705,16 +721,7 @@ func (w *world) reportHerd(t0 time.Time) {
 
 func (w *world) report(healthy tally, convergence, total time.Duration) {
 	all := w.tally()
-	var ps Stats
-	for _, n := range w.nodes {
-		s := n.proxy.Stats()
-		ps.Accepted += s.Accepted
-		ps.Bursts += s.Bursts
-		ps.Resets += s.Resets
-		ps.BlackHoles += s.BlackHoles
-		ps.Delays += s.Delays
-		ps.DownResets += s.DownResets
-	}
+	ps := w.proxyStats()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.t
@@ -727,6 +734,21 @@ func (w *world) report(healthy tally, convergence, total time.Duration) {
 	t.Logf("requests, first status and warm-up (no faults): %s", healthy)
 	t.Logf("requests, whole run: %s", all)
 	t.Logf("convergence: every pod as its Manager last set it %v after healing (bound %v); the test took %v", convergence.Round(time.Millisecond), converge, total.Round(time.Second))
+}
+
+// proxyStats sums the counts of every node's proxy.
+func (w *world) proxyStats() Stats {
+	var ps Stats
+	for _, n := range w.nodes {
+		s := n.proxy.Stats()
+		ps.Accepted += s.Accepted
+		ps.Bursts += s.Bursts
+		ps.Resets += s.Resets
+		ps.BlackHoles += s.BlackHoles
+		ps.Delays += s.Delays
+		ps.DownResets += s.DownResets
+	}
+	return ps
 }
 
 // recordingClient counts a Manager's requests and remembers when each began.
@@ -787,18 +809,42 @@ func (c *recordingClient) firstAfter(t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// observer records the Manager's retries.
+// observer records the Manager's retries and its wake-ups after transport failures.
 type observer struct {
-	conflicts atomic.Int64
-	mu        sync.Mutex
-	retries   []retry
+	conflicts  atomic.Int64
+	mu         sync.Mutex
+	retries    []retry
+	recoveries []recovery
 }
 
 func (o *observer) observer() *status.Observer {
 	return &status.Observer{
 		OnConflict: func(status.ConflictEvent) { o.conflicts.Add(1) },
 		OnRetry:    func(ev status.RetryEvent) { o.onRetry(ev.Delay) },
+		OnRecovery: func(ev status.RecoveryEvent) {
+			o.mu.Lock()
+			o.recoveries = append(o.recoveries, recovery{time.Now(), ev})
+			o.mu.Unlock()
+		},
 	}
+}
+
+// recovery is a RecoveryEvent and when it came (the server's first answer).
+type recovery struct {
+	at time.Time
+	ev status.RecoveryEvent
+}
+
+// firstRecoveryAfter is the first wake-up at or after t that rescheduled pods.
+func (o *observer) firstRecoveryAfter(t time.Time) (recovery, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range o.recoveries {
+		if !r.at.Before(t) && r.ev.Pods > 0 {
+			return r, true
+		}
+	}
+	return recovery{}, false
 }
 
 type retry struct {
