@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -30,12 +31,13 @@ type outageClient struct {
 	transport map[string]error // per pod, while down (default: connection refused)
 	answer    map[string]error // per pod, while up: an HTTP error the server returns
 	requests  map[string]int
+	gets      map[string]int
 	patched   map[string][]time.Time // successful PATCHes
 }
 
 func newOutageClient(srv *statustest.Server) *outageClient {
 	return &outageClient{Server: srv, transport: map[string]error{}, answer: map[string]error{},
-		requests: map[string]int{}, patched: map[string][]time.Time{}}
+		requests: map[string]int{}, gets: map[string]int{}, patched: map[string][]time.Time{}}
 }
 
 func (c *outageClient) fault(name string) error {
@@ -52,6 +54,9 @@ func (c *outageClient) fault(name string) error {
 }
 
 func (c *outageClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	c.mu.Lock()
+	c.gets[name]++
+	c.mu.Unlock()
 	if err := c.fault(name); err != nil {
 		return nil, err
 	}
@@ -128,6 +133,8 @@ type recoveryRun struct {
 	// answer (h429, h503) before and 3 s after heal, and their backoff deadlines.
 	httpRequestsBefore, httpRequestsAfter   map[string]int
 	httpDeadlinesBefore, httpDeadlinesAfter map[string]time.Time
+	// gets counts each pod's GETs over the whole run.
+	gets map[string]int
 }
 
 var (
@@ -207,6 +214,10 @@ func runOutage(t *testing.T, retry RetryOptions) recoveryRun {
 		run.patchedAt[name] = c.firstPatchAfter(name, run.heal)
 	}
 	run.httpRequestsAfter, run.httpDeadlinesAfter = counts(), deadlines()
+	run.gets = map[string]int{}
+	c.mu.Lock()
+	maps.Copy(run.gets, c.gets)
+	c.mu.Unlock()
 	return run
 }
 
@@ -257,6 +268,13 @@ func TestRecoveryWakesTransportFailures(t *testing.T) {
 		want := []time.Duration{ev.First, ev.First + gap, ev.First + 2*gap}
 		if !slices.Equal(woken, want) {
 			t.Errorf("woken pods patched %v after the answer, want %v (offset, then one every 1/RecoveryRate)", woken, want)
+		}
+		// A refused connection never sent the PATCH: its retries need no GET. A reset, an
+		// EOF or an unanswered request may have been applied: the retry GETs first.
+		for _, name := range transportPods {
+			if got, want := run.gets[name] > 0, name != "t-refused"; got != want {
+				t.Errorf("%s: %d GETs, want GETs %t", name, run.gets[name], want)
+			}
 		}
 		for _, name := range httpPods {
 			if b, a := run.httpRequestsBefore[name], run.httpRequestsAfter[name]; a != b {
@@ -330,6 +348,23 @@ func TestAnswered(t *testing.T) {
 	} {
 		if got := answered(tc.err); got != tc.want {
 			t.Errorf("answered(%v) = %t, want %t", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestUnsent(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{refused(), true},
+		{reset(), false},
+		{eof(), false},
+		{unanswered(), false},
+		{statustest.InternalError(), false},
+	} {
+		if got := unsent(tc.err); got != tc.want {
+			t.Errorf("unsent(%v) = %t, want %t", tc.err, got, tc.want)
 		}
 	}
 }

@@ -88,6 +88,15 @@ func answered(err error) bool {
 	return err == nil || errors.As(err, &s)
 }
 
+// unsent reports whether err is a failure to connect (a dial error: connection
+// refused, no route, a dial timeout): the request never left, so it cannot have changed
+// the pod on the server, and the base it was computed against is as current as before.
+// The retry then needs no GET first, as after a lost answer it does.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 // probeDelay is the wait before the next probe while the server is unreachable:
 // ProbeInterval stretched by the jitter.
 func (b *backoff) probeDelay() time.Duration {

@@ -256,7 +256,7 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
-// marked stale and the pod backs off. It returns when the pod is due again after a
+// marked stale (unless the request never left, see unsent) and the pod backs off. It returns when the pod is due again after a
 // failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
 // then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
 // next tick (Run arms its retry timer from what syncDue returns, and this sync was not
@@ -296,7 +296,9 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				m.kickLoop() // a change arrived while this one was in flight
 			}
 		} else {
-			e.baseStale = true
+			if !unsent(err) {
+				e.baseStale = true
+			}
 			e.attempts++
 			attempt = e.attempts
 			delay = m.backoff.delay(e.attempts, err)
