@@ -98,7 +98,8 @@ type RetryOptions struct {
 	// instead of at its backoff deadline, and its failure count starts again: the Manager
 	// draws a delay in [0, RecoveryWindow) from its own random source (so Managers that
 	// see the server come back together do not retry together), then sends the pods one
-	// after the other at RecoveryRate, earliest deadline first. A pod whose last failure
+	// after the other at RecoveryRate, earliest deadline first (a pod whose deadline is
+	// already near waits for its turn too, so the retry is never a burst). A pod whose last failure
 	// was an answer (4xx, 5xx, 429) keeps its backoff. Default 1 s. Negative turns the
 	// rule and the probes (ProbeInterval) off: every failure waits its backoff.
 	RecoveryWindow time.Duration

@@ -527,14 +527,16 @@ func (m *Manager) reached(ctx context.Context, err error) {
 	}
 }
 
-// recoverLocked makes every pod whose last failure was a transport failure, and that
-// is waiting for its backoff deadline, due again: after a delay drawn from the Manager's
-// own random source, one pod every 1/RecoveryRate, earliest deadline first. Their failure
-// counts start again. A pod in flight is left alone (its request tells on its own).
+// recoverLocked schedules every pod whose last failure was a transport failure again:
+// after a delay drawn from the Manager's own random source, one pod every
+// 1/RecoveryRate, earliest deadline first, whatever its backoff deadline (one due now
+// or soon takes its turn too, so that deadlines bunched by the outage do not go out in
+// a burst). Their failure counts start again. A pod in flight is left alone (its request
+// tells on its own).
 func (m *Manager) recoverLocked(now time.Time) RecoveryEvent {
 	var woken []*entry
 	for e := range m.dirty {
-		if e.transport && !e.inflight && !e.gone && e.pending() && e.notBefore.After(now) {
+		if e.transport && !e.inflight && !e.gone && e.pending() {
 			woken = append(woken, e)
 		}
 	}
@@ -550,9 +552,7 @@ func (m *Manager) recoverLocked(now time.Time) RecoveryEvent {
 	ev := RecoveryEvent{Pods: len(woken), First: offset}
 	for i, e := range woken {
 		d := offset + time.Duration(i)*gap
-		if at := now.Add(d); at.Before(e.notBefore) {
-			e.notBefore = at
-		}
+		e.notBefore = now.Add(d)
 		e.attempts, e.transport = 0, false
 		ev.Last = d
 	}
