@@ -2,9 +2,13 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/status"
@@ -45,7 +49,7 @@ func TestStatisticalOutageRecovery(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ns := srv.CreateNamespace(t, "outage-").Name
-	w := newWorld(t, ctx, srv, ns)
+	w := newWorld(t, ctx, srv, ns, true)
 	w.startNodes(status.RetryOptions{})
 	w.start()
 	stopWriters := w.startWriters()
@@ -57,16 +61,28 @@ func TestStatisticalOutageRecovery(t *testing.T) {
 		woken = append(woken, w.outage(d)...)
 		time.Sleep(between)
 	}
+	woken = append(woken, w.restartAPIServer()...)
+	// The new server's teardown was registered last and so runs first: end the watch
+	// and close the proxies before it, or its graceful shutdown waits a minute for them.
+	t.Cleanup(func() {
+		cancel()
+		_ = w.front.Close()
+		for _, n := range w.nodes {
+			_ = n.proxy.Close()
+		}
+	})
+	time.Sleep(between)
 	stopWriters()
+	w.awaitWatch()
 	if took, ok := w.awaitConvergence(converge); !ok {
 		t.Errorf("not converged %v after the writers stopped: %s", took, w.firstMismatch())
 	}
 	w.checkFinal()
 
-	// The spread of the Managers' first woken retries, pooled over the heals (relative
-	// to each heal): each is the probe's phase (up to ProbeInterval·1.2) plus the
-	// Manager's offset in [0, RecoveryWindow). 20 such draws span less than a second
-	// with probability below 1%; Managers that woke together would span milliseconds.
+	// The spread of the Managers' first woken retries, pooled over the heals and the
+	// restart (relative to each): each is the probe's phase (up to ProbeInterval·1.2)
+	// plus the Manager's offset in [0, RecoveryWindow). 30 such draws span less than a
+	// second with probability ~0.1%; Managers that woke together would span milliseconds.
 	slices.Sort(woken)
 	if len(woken) < 2 || woken[len(woken)-1]-woken[0] < time.Second {
 		t.Errorf("first woken retries after heal %v: spread over less than 1s", woken)
@@ -101,37 +117,172 @@ func (w *world) outage(d time.Duration) []time.Duration {
 			t.Fatal(err)
 		}
 	}
-	took, ok := w.awaitConvergence(recoveryLimit)
-	switch {
-	case !ok:
-		t.Errorf("outage %v: not converged %v after heal: %s", d, took, w.firstMismatch())
-	case took > recoveryBound:
-		t.Errorf("outage %v: converged %v after heal, want within %v", d, took.Round(time.Millisecond), recoveryBound)
-	}
-	var probes, woken []time.Duration
-	pods := 0
+	what := fmt.Sprintf("outage %v", d)
+	took := w.awaitRecovery(what, heal)
+	woken := w.reportRecovery(what, heal, nil)
+	after := w.tally()
+	t.Logf("%s: every pod as its Manager set it %v after heal (bound %v)", what, took.Round(time.Millisecond), recoveryBound)
+	t.Logf("%s: requests during the outage: %d (%d failed); after heal, until converged: %d",
+		what, during.gets+during.patches-before.gets-before.patches, during.failed-before.failed,
+		after.gets+after.patches-during.gets-during.patches)
+	w.paused.Store(false)
+	return woken
+}
+
+// restartAPIServer stops the API server and starts a new one on the same etcd while the
+// kubelets go on changing pods (the Managers' requests fail meanwhile, the watch breaks).
+// Once the new server serves, the kubelets pause and, before the watch relists, another
+// controller flips readiness gates and marks pods Ready False: drift the Managers can
+// only learn from the relisted copies (or from their own PATCH responses). Then the
+// watch relists. Every pod's server status must equal its Manager's cache within
+// recoveryBound of the new server serving, no gate may be lost and no pod written twice
+// for one change. It returns the Managers' first woken retries after the new server
+// serves, as outage does.
+func (w *world) restartAPIServer() []time.Duration {
+	t := w.t
+	const what = "restart"
+	hold := make(chan struct{})
+	w.mu.Lock()
+	w.hold = hold
+	relists := w.relists
+	w.mu.Unlock()
+	w.apiPaused.Store(true)
+	time.Sleep(writersSettle)
+	// A stopping API server closes its clients' connections; here the proxies reset
+	// them (else the server's graceful shutdown waits a minute for the open watch) and
+	// refuse new ones until the new server listens.
+	stopped := time.Now()
+	proxies := []*Proxy{w.front}
 	for _, n := range w.nodes {
-		if f, ok := n.cli.firstAfter(heal); ok {
-			probes = append(probes, f.Sub(heal).Round(time.Millisecond))
+		proxies = append(proxies, n.proxy)
+	}
+	for _, p := range proxies {
+		p.Down()
+	}
+	w.srv.Restart(t)
+	addr := w.serverAddr()
+	for _, p := range proxies {
+		p.SetTarget(addr)
+		if err := p.Up(); err != nil {
+			t.Fatal(err)
 		}
-		r, ok := n.obs.firstRecoveryAfter(heal)
-		if !ok {
-			t.Errorf("outage %v: %s woke no pod after heal", d, n.name)
-			continue
+	}
+	serving := time.Now()
+	w.paused.Store(true)
+
+	// Drift while the watch is down, written at once (as by many controllers): gates of
+	// 3 pods per node flipped, and Ready False on every Ready pod of one node, through
+	// UpdateStatus of a fresh copy.
+	drifted := map[string]bool{}
+	var writes sync.WaitGroup
+	for _, n := range w.nodes {
+		for _, p := range n.pods[:3] {
+			drifted[p.Name] = true
+			writes.Go(func() { w.flipGate(p) })
 		}
-		woken = append(woken, r.at.Add(r.ev.First).Sub(heal).Round(time.Millisecond))
-		pods += r.ev.Pods
+	}
+	for _, p := range w.nodes[0].pods[3:] {
+		drifted[p.Name] = true
+		writes.Go(func() {
+			cur, err := w.direct.CoreV1().Pods(w.ns).Get(w.ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("%s: GET %s: %v", what, p.Name, err)
+				return
+			}
+			w.markNotReady(cur)
+		})
+	}
+	writes.Wait()
+	driftWritten := time.Now()
+	w.mu.Lock()
+	w.hold = nil
+	w.mu.Unlock()
+	close(hold)
+	for {
+		w.mu.Lock()
+		done := w.relists > relists
+		w.mu.Unlock()
+		if done {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	relisted := time.Now()
+	took := w.awaitRecovery(what, serving)
+	woken := w.reportRecovery(what, serving, drifted)
+	t.Logf("%s: the API server was down %v; drift written %v after it served, relisted %v after; every pod as its Manager set it %v after the new server served (bound %v)",
+		what, serving.Sub(stopped).Round(time.Millisecond), driftWritten.Sub(serving).Round(time.Millisecond),
+		relisted.Sub(serving).Round(time.Millisecond), took.Round(time.Millisecond), recoveryBound)
+	w.apiPaused.Store(false)
+	w.paused.Store(false)
+	return woken
+}
+
+// awaitRecovery waits until every pod's server status equals its Manager's cache, and
+// fails the test if that took longer than recoveryBound since since.
+func (w *world) awaitRecovery(what string, since time.Time) time.Duration {
+	var last string // the last pod to match, and how it differed
+	for time.Since(since) < recoveryLimit {
+		m := w.firstMismatch()
+		if m == "" {
+			break
+		}
+		if m != last {
+			last = fmt.Sprintf("%s (at +%v)", m, time.Since(since).Round(time.Millisecond))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(since)
+	switch {
+	case took >= recoveryLimit:
+		w.t.Errorf("%s: not converged %v after: %s", what, took, w.firstMismatch())
+	case took > recoveryBound:
+		w.t.Errorf("%s: converged %v after, want within %v; the last mismatch: %s", what, took.Round(time.Millisecond), recoveryBound, last)
+	}
+	return took
+}
+
+// reportRecovery logs when each Manager first asked the server after since (its probe)
+// and when its first woken retry was due, and checks that no pod was written more than
+// once since then, twice for the pods in drifted (its change, then the drift's repair).
+// It returns the first woken retries, relative to since.
+func (w *world) reportRecovery(what string, since time.Time, drifted map[string]bool) []time.Duration {
+	t := w.t
+	time.Sleep(500 * time.Millisecond) // anything still in flight
+	var probes, woken, lasts []time.Duration
+	pods, patched, twice := 0, 0, 0
+	for _, n := range w.nodes {
+		if l, ok := n.cli.lastPatchSince(since); ok {
+			lasts = append(lasts, l.Sub(since).Round(time.Millisecond))
+		}
+		if f, ok := n.cli.firstAfter(since); ok {
+			probes = append(probes, f.Sub(since).Round(time.Millisecond))
+		}
+		if r, ok := n.obs.firstRecoveryAfter(since); ok {
+			woken = append(woken, r.at.Add(r.ev.First).Sub(since).Round(time.Millisecond))
+			pods += r.ev.Pods
+		} else {
+			t.Errorf("%s: %s woke no pod", what, n.name)
+		}
+		for name, c := range n.cli.patchesSince(since) {
+			patched += c
+			limit := 1
+			if drifted[name] {
+				limit = 2
+			}
+			if c > limit {
+				twice++
+				t.Errorf("%s: pod %s written %d times, want at most %d: %s", what, name, c, limit, n.cli.patchLog(name, since))
+			}
+		}
 	}
 	slices.Sort(probes)
 	slices.Sort(woken)
-	after := w.tally()
-	t.Logf("outage %v: every pod as its Manager set it %v after heal (bound %v)", d, took.Round(time.Millisecond), recoveryBound)
-	t.Logf("outage %v: first request of each Manager after heal (its probe): %v, spread %v", d, probes, spread(probes))
-	t.Logf("outage %v: first woken retry of each Manager after heal: %v, spread %v; %d pods woken", d, woken, spread(woken), pods)
-	t.Logf("outage %v: requests during the outage: %d (%d failed); after heal, until converged: %d",
-		d, during.gets+during.patches-before.gets-before.patches, during.failed-before.failed,
-		after.gets+after.patches-during.gets-during.patches)
-	w.paused.Store(false)
+	t.Logf("%s: first request of each Manager after (its probe): %v, spread %v", what, probes, spread(probes))
+	t.Logf("%s: first woken retry of each Manager after: %v, spread %v; %d pods woken", what, woken, spread(woken), pods)
+	slices.Sort(lasts)
+	t.Logf("%s: last successful PATCH of each Manager after: %v", what, lasts)
+	t.Logf("%s: %d successful PATCHes since, %d pods written more often than their changes", what, patched, twice)
 	return woken
 }
 
