@@ -57,6 +57,9 @@ type entry struct {
 	// may try again.
 	attempts  int
 	notBefore time.Time
+	// transport is set when the last failed sync got no HTTP answer (see answered): the
+	// pod is retried as soon as the server answers again.
+	transport bool
 	// gone is set when the entry leaves the cache (dropped, orphaned), so that a sync in
 	// flight does not resurrect it.
 	gone bool

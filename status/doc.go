@@ -97,7 +97,12 @@
 //     back off exponentially with jitter, per pod; each Manager draws its own random
 //     seed (RetryOptions.Seed fixes one), so agents that lost the API server together do
 //     not retry together. Run wakes at the earliest backoff deadline, including one set
-//     by a failed Sync. 409 refetches and retries at once. The newest desired status is never lost: a status set while a PATCH is in
+//     by a failed Sync. A failure with no HTTP answer (refused, reset, unanswered) is
+//     the network's, not the pod's: while requests get none, one such pod is retried
+//     every RetryOptions.ProbeInterval, and the first answer makes every such pod due
+//     again, after a delay the Manager draws and paced at RetryOptions.RecoveryRate, so
+//     a node's statuses are current within seconds of the server coming back, not at
+//     backoff deadlines up to RetryOptions.Max away. 409 refetches and retries at once. The newest desired status is never lost: a status set while a PATCH is in
 //     flight is sent afterwards, and an older in-flight result never marks it synced.
 //   - A terminal phase is final: a later status with a non-terminal phase keeps the
 //     terminal one, in the cache and against the server's copy (the kubelet enforces this

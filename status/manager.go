@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -53,6 +54,11 @@ type Manager struct {
 	held map[*entry]struct{}
 	// kick wakes Run; its buffer of one coalesces triggers, as the kubelet's channel.
 	kick chan struct{}
+	// unreachable is set when a request got no HTTP answer and cleared by the next one
+	// that got one (see RetryOptions.RecoveryWindow); probeAt, while it is set and not
+	// zero, is when Run next retries one such pod whatever its backoff.
+	unreachable bool
+	probeAt     time.Time
 }
 
 // NewManager returns a Manager that writes through c. Nothing is sent until Run or Sync

@@ -84,6 +84,10 @@ type Observer struct {
 	// OnSynced follows a sync that brought the server up to date with every change
 	// cached for the pod.
 	OnSynced func(SyncedEvent)
+	// OnRecovery follows a request that got an HTTP answer after requests that got none
+	// (the API server is reachable again): the pods whose last failure was a transport
+	// failure were rescheduled (see RetryOptions.RecoveryWindow).
+	OnRecovery func(RecoveryEvent)
 }
 
 // ChangeEvent is passed to Observer.OnChange.
@@ -132,6 +136,15 @@ type SyncedEvent struct {
 	Latency time.Duration
 }
 
+// RecoveryEvent is passed to Observer.OnRecovery.
+type RecoveryEvent struct {
+	// Pods is how many pods were rescheduled; 0 when none was waiting.
+	Pods int
+	// First and Last are how long after the answer the first and the last of them are
+	// due, on Options.Clock.
+	First, Last time.Duration
+}
+
 // Observers returns an Observer that calls the hooks of each of obs, in order. Nil
 // Observers and nil hooks are skipped; a hook none of obs sets stays nil, so it still
 // costs nothing.
@@ -143,6 +156,7 @@ func Observers(obs ...*Observer) *Observer {
 	out.OnConflict = fanOut(obs, func(o *Observer) func(ConflictEvent) { return o.OnConflict })
 	out.OnRetry = fanOut(obs, func(o *Observer) func(RetryEvent) { return o.OnRetry })
 	out.OnSynced = fanOut(obs, func(o *Observer) func(SyncedEvent) { return o.OnSynced })
+	out.OnRecovery = fanOut(obs, func(o *Observer) func(RecoveryEvent) { return o.OnRecovery })
 	return &out
 }
 

@@ -69,7 +69,9 @@ type Options struct {
 // timeouts and any other error but 404 and 409). The n-th consecutive failure waits
 // min(Base·2^(n-1), Max), stretched by a random factor in [1, 1+Jitter), or the
 // server's Retry-After when that is longer. A 409 Conflict refetches the pod and retries
-// at once, up to MaxConflicts times in one sync.
+// at once, up to MaxConflicts times in one sync. After transport failures, the
+// server's first answer cuts the backoff short (RecoveryWindow, RecoveryRate,
+// ProbeInterval).
 type RetryOptions struct {
 	// Base is the first delay. Default 500ms.
 	Base time.Duration
@@ -87,6 +89,31 @@ type RetryOptions struct {
 	Seed *uint64
 	// MaxConflicts is how many 409s one sync absorbs before backing off. Default 3.
 	MaxConflicts int
+
+	// RecoveryWindow governs the retry after an outage. A failure with no HTTP answer
+	// (connection refused or reset, EOF, a request that timed out unanswered: a transport
+	// failure) says nothing about the pod, only that the API server could not be reached.
+	// When a later request of the Manager gets an HTTP answer (a success or any status
+	// code), every pod whose last failure was a transport failure is retried promptly
+	// instead of at its backoff deadline, and its failure count starts again: the Manager
+	// draws a delay in [0, RecoveryWindow) from its own random source (so Managers that
+	// see the server come back together do not retry together), then sends the pods one
+	// after the other at RecoveryRate, earliest deadline first (a pod whose deadline is
+	// already near waits for its turn too, so the retry is never a burst). A pod whose last failure
+	// was an answer (4xx, 5xx, 429) keeps its backoff. Default 1 s. Negative turns the
+	// rule and the probes (ProbeInterval) off: every failure waits its backoff.
+	RecoveryWindow time.Duration
+	// RecoveryRate is how many pods per second the Manager retries after the server
+	// answers again (see RecoveryWindow), so that a node with many pods does not send
+	// them all at once. Default 100, the kubelet's default API burst
+	// (--kube-api-burst): a node's default 110 pods are retried in about a second.
+	RecoveryRate float64
+	// ProbeInterval bounds how long the API server can be back unnoticed. While the last
+	// request got no HTTP answer, one pod whose last failure was a transport failure is
+	// retried at least every ProbeInterval (stretched by Jitter), whatever its backoff:
+	// its answer is what wakes the others. Without it, the first retry after an outage
+	// would wait for the earliest backoff deadline, up to Max. Default 1 s.
+	ProbeInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -122,6 +149,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Retry.MaxConflicts <= 0 {
 		o.Retry.MaxConflicts = 3
+	}
+	if o.Retry.RecoveryWindow == 0 {
+		o.Retry.RecoveryWindow = time.Second
+	}
+	if o.Retry.RecoveryRate <= 0 {
+		o.Retry.RecoveryRate = 100
+	}
+	if o.Retry.ProbeInterval <= 0 {
+		o.Retry.ProbeInterval = time.Second
 	}
 	return o
 }

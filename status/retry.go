@@ -78,3 +78,42 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) ||
 		apierrors.IsServerTimeout(err) || (errors.As(err, &ne) && ne.Timeout())
 }
+
+// answered reports whether err came with an HTTP answer from the server: nil (a success)
+// or an API status of any code. Everything else (connection refused or reset, EOF, a
+// request that timed out with no response) is a transport failure: the server was not
+// reached, or its answer was lost, and the error says nothing about the pod.
+func answered(err error) bool {
+	var s apierrors.APIStatus
+	return err == nil || errors.As(err, &s)
+}
+
+// unsent reports whether err is a failure to connect (a dial error: connection
+// refused, no route, a dial timeout): the request never left, so it cannot have changed
+// the pod on the server, and the base it was computed against is as current as before.
+// The retry then needs no GET first, as after a lost answer it does.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// probeDelay is the wait before the next probe while the server is unreachable:
+// ProbeInterval stretched by the jitter.
+func (b *backoff) probeDelay() time.Duration {
+	d := b.opts.ProbeInterval
+	if b.opts.Jitter > 0 {
+		d += time.Duration(b.rnd.Float64() * b.opts.Jitter * float64(d))
+	}
+	return d
+}
+
+// recoveryOffset draws the Manager's delay before the first retry after the server
+// answers again, in [0, RecoveryWindow).
+func (b *backoff) recoveryOffset() time.Duration {
+	return time.Duration(b.rnd.Float64() * float64(b.opts.RecoveryWindow))
+}
+
+// recoveryGap is the pause between two pods retried after the server answers again.
+func (b *backoff) recoveryGap() time.Duration {
+	return time.Duration(float64(time.Second) / b.opts.RecoveryRate)
+}

@@ -77,7 +77,8 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // syncDue syncs every pending pod that no one else is syncing and whose backoff has
-// expired, and returns the earliest time a backed-off pod becomes due (zero if none).
+// expired, and the probe while the server is unreachable (probeLocked), and returns the
+// earliest time a backed-off pod or the next probe becomes due (zero if none).
 func (m *Manager) syncDue(ctx context.Context) time.Time {
 	var jobs []*entry
 	var next time.Time
@@ -95,6 +96,9 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 		}
 		e.inflight = true // claimed: nobody else syncs it until finish
 		jobs = append(jobs, e)
+	}
+	if p := m.probeLocked(now); p != nil {
+		jobs = append(jobs, p)
 	}
 	m.mu.Unlock()
 	var mu sync.Mutex
@@ -119,6 +123,11 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 			mu.Unlock()
 		}
 	})
+	m.mu.Lock()
+	if m.unreachable && !m.probeAt.IsZero() && (next.IsZero() || m.probeAt.Before(next)) {
+		next = m.probeAt
+	}
+	m.mu.Unlock()
 	return next
 }
 
@@ -247,7 +256,7 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
-// marked stale and the pod backs off. It returns when the pod is due again after a
+// marked stale (unless the request never left, see unsent) and the pod backs off. It returns when the pod is due again after a
 // failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
 // then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
 // next tick (Run arms its retry timer from what syncDue returns, and this sync was not
@@ -275,7 +284,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 			if !m.opts.UpstreamTransitionTimes && e.base != nil {
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
-			e.attempts, e.notBefore = 0, time.Time{}
+			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
 			if !e.pending() {
 				delete(m.dirty, e)
 				synced = true
@@ -287,12 +296,15 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				m.kickLoop() // a change arrived while this one was in flight
 			}
 		} else {
-			e.baseStale = true
+			if !unsent(err) {
+				e.baseStale = true
+			}
 			e.attempts++
 			attempt = e.attempts
 			delay = m.backoff.delay(e.attempts, err)
 			retryAt = m.clock.Now().Add(delay)
 			e.notBefore = retryAt
+			e.transport = !answered(err) && ctx.Err() == nil
 			if fromSync {
 				m.kickLoop()
 			}
@@ -448,23 +460,126 @@ func withResourceVersion(patch []byte, rv string) []byte {
 	return append(out, patch[len(prefix):]...)
 }
 
-// get and patch are the two requests, bounded by Options.RequestTimeout.
+// get and patch are the two requests, bounded by Options.RequestTimeout. Each outcome
+// feeds the wake-up rule (reached).
 func (m *Manager) get(ctx context.Context, e *entry) (*v1.Pod, error) {
+	rctx := ctx
 	if m.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
+		rctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
 		defer cancel()
 	}
-	return m.client.GetPod(ctx, e.namespace, e.name)
+	p, err := m.client.GetPod(rctx, e.namespace, e.name)
+	m.reached(ctx, err)
+	return p, err
 }
 
 func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (*v1.Pod, error) {
+	rctx := ctx
 	if m.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
+		rctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
 		defer cancel()
 	}
-	return m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
+	p, err := m.client.PatchPodStatus(rctx, e.namespace, e.name, patch)
+	m.reached(ctx, err)
+	return p, err
+}
+
+// reached records the outcome of one request for the wake-up rule of
+// RetryOptions.RecoveryWindow: a transport failure marks the server unreachable and arms
+// the probe; the first HTTP answer after that reschedules, spread and paced, every pod
+// whose last failure was a transport failure. ctx is the caller's (Run's or Sync's): a
+// request it cancelled says nothing about the server.
+func (m *Manager) reached(ctx context.Context, err error) {
+	if m.opts.Retry.RecoveryWindow < 0 || (err != nil && ctx.Err() != nil) {
+		return
+	}
+	ok := answered(err)
+	m.mu.Lock()
+	if !ok {
+		first := !m.unreachable
+		m.unreachable = true
+		if m.probeAt.IsZero() {
+			m.probeAt = m.clock.Now().Add(m.backoff.probeDelay())
+		}
+		m.mu.Unlock()
+		if first {
+			m.logger(ctx).V(2).Info("API server unreachable; probing it while pods back off",
+				"err", err.Error(), "probeInterval", m.opts.Retry.ProbeInterval)
+		}
+		return
+	}
+	if !m.unreachable {
+		m.mu.Unlock()
+		return
+	}
+	m.unreachable, m.probeAt = false, time.Time{}
+	ev := m.recoverLocked(m.clock.Now())
+	m.mu.Unlock()
+	if ev.Pods > 0 {
+		m.kickLoop()
+	}
+	m.logger(ctx).V(2).Info("API server answers again; retrying the pods that could not reach it",
+		"pods", ev.Pods, "first", ev.First, "last", ev.Last)
+	if f := m.obs.OnRecovery; f != nil {
+		f(ev)
+	}
+}
+
+// recoverLocked schedules every pod whose last failure was a transport failure again:
+// after a delay drawn from the Manager's own random source, one pod every
+// 1/RecoveryRate, earliest deadline first, whatever its backoff deadline (one due now
+// or soon takes its turn too, so that deadlines bunched by the outage do not go out in
+// a burst). Their failure counts start again. A pod in flight is left alone (its request
+// tells on its own).
+func (m *Manager) recoverLocked(now time.Time) RecoveryEvent {
+	var woken []*entry
+	for e := range m.dirty {
+		if e.transport && !e.inflight && !e.gone && e.pending() {
+			woken = append(woken, e)
+		}
+	}
+	if len(woken) == 0 {
+		return RecoveryEvent{}
+	}
+	// Deterministic for a fixed seed: by deadline, then by name (not the map's order).
+	slices.SortFunc(woken, func(a, b *entry) int {
+		return cmp.Or(a.notBefore.Compare(b.notBefore), cmp.Compare(a.namespace, b.namespace),
+			cmp.Compare(a.name, b.name), cmp.Compare(a.uid, b.uid))
+	})
+	offset, gap := m.backoff.recoveryOffset(), m.backoff.recoveryGap()
+	ev := RecoveryEvent{Pods: len(woken), First: offset}
+	for i, e := range woken {
+		d := offset + time.Duration(i)*gap
+		e.notBefore = now.Add(d)
+		e.attempts, e.transport = 0, false
+		ev.Last = d
+	}
+	return ev
+}
+
+// probeLocked picks the pod to probe the unreachable server with when the probe is due:
+// of the pods whose last failure was a transport failure, the one due soonest (not one
+// due now: those are synced anyway). It claims it and sets the next probe; with no such
+// pod, the probe is disarmed until the next transport failure.
+func (m *Manager) probeLocked(now time.Time) *entry {
+	if !m.unreachable || m.probeAt.IsZero() || now.Before(m.probeAt) {
+		return nil
+	}
+	var p *entry
+	for e := range m.dirty {
+		if e.transport && !e.inflight && e.pending() && e.notBefore.After(now) && (p == nil || e.notBefore.Before(p.notBefore)) {
+			p = e
+		}
+	}
+	if p == nil {
+		m.probeAt = time.Time{}
+		return nil
+	}
+	p.inflight = true
+	m.probeAt = now.Add(m.backoff.probeDelay())
+	return p
 }
 
 // setBase records a server copy of e's pod (if newer than the one e has).

@@ -11,7 +11,9 @@
 //
 // Once the test binary is built a server is ready in a few seconds. Each call to Start
 // makes its own etcd and API server; tests that can share one should start it once (for
-// example in a parent test) and give each subtest its own namespace.
+// example in a parent test) and give each subtest its own namespace. Server.Restart
+// replaces the API server with a new one on the same etcd, as a cluster's API server
+// restart or upgrade does; StableConfig is the client configuration that survives it.
 //
 // The server runs without a controller manager, scheduler or kubelet. That is what
 // podstatus' tests want (the test plays the kubelet and, through NewClient, any other
@@ -22,10 +24,13 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +59,14 @@ type Server struct {
 	// StartupTime is how long Start took, etcd and API server together, until /healthz
 	// was ok and the default namespace existed.
 	StartupTime time.Duration
+
+	// What Restart needs: the flags and storage of the running server, how to stop it
+	// (once), the static super-user token and the serving certificate (see StableConfig).
+	flags   []string
+	storage *storagebackend.Config
+	stop    func()
+	token   string
+	serving []byte
 }
 
 // Option changes how Start runs the server.
@@ -136,29 +149,81 @@ func Start(t testing.TB, opts ...Option) *Server {
 	storage := storagebackend.NewDefaultConfig(path.Join("/", uuid.NewString(), "registry"), nil)
 	storage.Transport.ServerList = slices.Clone(endpoints)
 
+	// A static super-user token, the same for every server Restart starts (the loopback
+	// token of Config is drawn anew by each).
+	token := uuid.NewString()
+	tokens := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+`,podstatus-e2e,podstatus-e2e,"system:masters"`+"\n"), 0o600); err != nil {
+		t.Fatalf("apiserver: write token file: %v", err)
+	}
+	flags = append(flags, "--token-auth-file="+tokens)
+
+	s := &Server{EtcdEndpoints: endpoints, flags: flags, storage: storage, token: token}
+	s.startAPIServer(t)
+	s.StartupTime = time.Since(begin)
+	t.Logf("apiserver: kube-apiserver at %s (etcd %v) ready in %v", s.Config.Host, endpoints, s.StartupTime.Round(time.Millisecond))
+	return s
+}
+
+// startAPIServer starts a kube-apiserver with s's flags and storage and points Config
+// and Client at it.
+func (s *Server) startAPIServer(t testing.TB) {
+	t.Helper()
 	instance := kubeapiservertesting.NewDefaultTestServerOptions()
 	// The invariant check scrapes the server's metrics at teardown and fails the test on
 	// upstream-internal metric rules; it says nothing about pod status, so skip it.
 	instance.DisableInvariantChecks = true
 
-	ts, err := kubeapiservertesting.StartTestServer(t, instance, flags, storage)
+	ts, err := kubeapiservertesting.StartTestServer(t, instance, s.flags, s.storage)
 	if err != nil {
-		t.Fatalf("apiserver: start kube-apiserver (flags %q): %v", flags, err)
+		t.Fatalf("apiserver: start kube-apiserver (flags %q): %v", s.flags, err)
 	}
-	t.Cleanup(ts.TearDownFn)
+	var once sync.Once
+	s.stop = func() { once.Do(ts.TearDownFn) }
+	t.Cleanup(s.stop)
+	// The serving certificate (the test server's fixture for 127.0.0.1, self-signed and
+	// the same for every server) is what StableConfig trusts.
+	s.serving, err = os.ReadFile(ts.ServerOpts.SecureServing.ServerCert.CertKey.CertFile)
+	if err != nil {
+		t.Fatalf("apiserver: read the serving certificate: %v", err)
+	}
 
 	client, err := kubernetes.NewForConfig(ts.ClientConfig)
 	if err != nil {
 		t.Fatalf("apiserver: clientset for %s: %v", ts.ClientConfig.Host, err)
 	}
-	s := &Server{
-		Config:        ts.ClientConfig,
-		Client:        client,
-		EtcdEndpoints: endpoints,
-		StartupTime:   time.Since(begin),
+	s.Config, s.Client = ts.ClientConfig, client
+}
+
+// Restart stops the kube-apiserver and starts a new one on the same etcd and storage
+// prefix, with the same flags: every object and the resourceVersions go on, open
+// connections and watches break, as when a cluster's API server is restarted or
+// upgraded. It returns once the new server is healthy; Config and Client then reach it
+// (on another port, with a new loopback certificate and token: clients built from the old
+// Config stop working, those from StableConfig keep working once their Host reaches the
+// new server). It fails the test (Fatal) if the server cannot start. Do not call it
+// while another goroutine reads Config or Client.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	begin := time.Now()
+	s.startAPIServer(t)
+	t.Logf("apiserver: kube-apiserver restarted at %s (etcd %v) in %v", s.Config.Host, s.EtcdEndpoints, time.Since(begin).Round(time.Millisecond))
+}
+
+// StableConfig reaches the server as a super-user (group system:masters) with a static
+// bearer token and the serving certificate every server Start and Restart run presents,
+// so that, unlike Config, it keeps working across Restart for a client whose Host
+// reaches the new server (through a proxy whose target follows it, say). Its Host is the
+// current server's.
+func (s *Server) StableConfig() *rest.Config {
+	return &rest.Config{
+		Host:            s.Config.Host,
+		BearerToken:     s.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: slices.Clone(s.serving)},
+		QPS:             s.Config.QPS,
+		Burst:           s.Config.Burst,
 	}
-	t.Logf("apiserver: kube-apiserver at %s (etcd %v) ready in %v", s.Config.Host, endpoints, s.StartupTime.Round(time.Millisecond))
-	return s
 }
 
 func featureGateFlag(gates map[string]bool) string {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/status"
@@ -130,4 +131,36 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("rejected PATCH changed the pod: phase %q rv %s (was %s)", after.Status.Phase, after.ResourceVersion, pod.ResourceVersion)
 		}
 	})
+}
+
+// TestRestart: a new API server on the same etcd serves the same objects at the same
+// resourceVersions; a client of StableConfig made before the restart works again once
+// its Host reaches the new server, and Config is the new server's.
+func TestRestart(t *testing.T) {
+	srv := apiserver.Start(t)
+	ctx := context.Background()
+	ns := srv.CreateNamespace(t, "restart-").Name
+	before := srv.CreatePod(t, apiserver.NewPod(ns, "p", "node-1"))
+	stable := srv.StableConfig()
+	oldHost := srv.Config.Host
+
+	srv.Restart(t)
+	if srv.Config.Host == oldHost {
+		t.Errorf("Config.Host %s unchanged by Restart", oldHost)
+	}
+	got, err := srv.Client.CoreV1().Pods(ns).Get(ctx, "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("GET after Restart: %v", err)
+	}
+	if got.UID != before.UID || got.ResourceVersion != before.ResourceVersion {
+		t.Errorf("after Restart: uid %s rv %s, want %s %s", got.UID, got.ResourceVersion, before.UID, before.ResourceVersion)
+	}
+	stable.Host = srv.Config.Host // as a proxy whose target follows the server would
+	c, err := kubernetes.NewForConfig(stable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().Pods(ns).Get(ctx, "p", metav1.GetOptions{}); err != nil {
+		t.Errorf("GET with StableConfig from before Restart: %v", err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -71,29 +72,13 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ns := srv.CreateNamespace(t, "faults-").Name
-	w := newWorld(t, ctx, srv, ns)
+	w := newWorld(t, ctx, srv, ns, false)
 
 	// The nodes and their Managers, the watch every check reads (started before the pods
 	// exist, so it sees every version of every pod), the pods, and a first status for each.
-	w.startNodes()
-	w.startWatch()
-	w.createPods()
-	w.waitForWatch(nodes * podsPerNode)
-	for _, n := range w.nodes {
-		for _, p := range n.pods {
-			n.change(p)
-		}
-	}
-
-	var writers sync.WaitGroup
-	stop := make(chan struct{})
-	for i := range w.nodes {
-		writers.Add(1)
-		go func() { defer writers.Done(); w.nodes[i].kubelet(stop) }()
-	}
-	writers.Add(2)
-	go func() { defer writers.Done(); w.gateController(stop) }()
-	go func() { defer writers.Done(); w.nodeLifecycle(stop) }()
+	w.startNodes(retryOptions)
+	w.start()
+	stopWriters := w.startWriters()
 
 	phase := func(name string, d time.Duration, f Faults) {
 		t.Logf("phase %-9s %v: %+v", name, d, f)
@@ -134,8 +119,7 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	phase("holes", holes, Faults{BlackHole: 0.05})
 
 	// Heal: stop every writer first, so "converged" has a fixed target.
-	close(stop)
-	writers.Wait()
+	stopWriters()
 	for _, n := range w.nodes {
 		if err := n.proxy.Heal(); err != nil {
 			t.Fatal(err)
@@ -149,6 +133,38 @@ func TestStatisticalManagersUnderWireFaults(t *testing.T) {
 	w.checkFinal()
 	w.reportHerd(t0)
 	w.report(healthy, took, time.Since(testStart))
+}
+
+// start starts the watch every check reads (before the pods exist, so it sees every
+// version of every pod), creates the pods and hands each node's Manager a first status
+// for each.
+func (w *world) start() {
+	w.startWatch()
+	w.createPods()
+	w.waitForWatch(nodes * podsPerNode)
+	for _, n := range w.nodes {
+		for _, p := range n.pods {
+			n.change(p)
+		}
+	}
+}
+
+// startWriters starts every node's kubelet, the readiness-gate controller and the
+// node-lifecycle writer; the function it returns stops them and waits for them.
+func (w *world) startWriters() (stop func()) {
+	var writers sync.WaitGroup
+	done := make(chan struct{})
+	for i := range w.nodes {
+		writers.Add(1)
+		go func() { defer writers.Done(); w.nodes[i].kubelet(done) }()
+	}
+	writers.Add(2)
+	go func() { defer writers.Done(); w.gateController(done) }()
+	go func() { defer writers.Done(); w.nodeLifecycle(done) }()
+	return func() {
+		close(done)
+		writers.Wait()
+	}
 }
 
 // tally is the Managers' requests and their callers' changes so far.
@@ -174,16 +190,24 @@ func (t tally) String() string {
 
 // world is everything the test runs.
 type world struct {
-	t      *testing.T
-	ctx    context.Context
-	srv    *apiserver.Server
-	ns     string
+	t   *testing.T
+	ctx context.Context
+	srv *apiserver.Server
+	ns  string
+	// cfg is what every client of the world is built from: srv.Config, or for a world
+	// that survives a restart of the API server srv.StableConfig, with front, an
+	// unfaulted proxy whose target follows the server, as the host of the direct clients.
+	cfg    *rest.Config
+	front  *Proxy
 	direct kubernetes.Interface // the watch and the checks, never faulted
 	lb     kubernetes.Interface // the load-balancer controller (readiness gates)
 	nlc    kubernetes.Interface // the node-lifecycle writer
 	nodes  []*node
 
+	// paused pauses every writer; apiPaused only those that write to the API server
+	// (the gate controller and the node-lifecycle writer), not the node agents' kubelets.
 	paused      atomic.Bool
+	apiPaused   atomic.Bool
 	outageStart atomic.Int64
 	outageEnd   time.Time // set by the test goroutine before the herd is measured
 
@@ -196,23 +220,62 @@ type world struct {
 	// watched counts watch events; violations are the invariant breaks the watch saw.
 	watched    int
 	violations []string
+	// relists counts the watch's relists after it broke; while hold is not nil, a
+	// broken watch waits for it to be closed before it relists.
+	relists int
+	hold    chan struct{}
 	// gateWritten is the last gate condition the controller wrote to each pod.
 	gateWritten map[types.UID]v1.PodCondition
 	// counts of the other writers' successful writes.
 	gateWrites, notReadyFlips, nlcConflicts int
 }
 
-func newWorld(t *testing.T, ctx context.Context, srv *apiserver.Server, ns string) *world {
-	return &world{
-		t: t, ctx: ctx, srv: srv, ns: ns,
-		direct:      srv.NewClient(t, "faults-checker"),
-		lb:          srv.NewClient(t, "faults-lb-controller"),
-		nlc:         srv.NewClient(t, "faults-node-lifecycle"),
+// newWorld makes the world of one test. With restartable, every client of the world
+// keeps working when the API server restarts (see restartAPIServer).
+func newWorld(t *testing.T, ctx context.Context, srv *apiserver.Server, ns string, restartable bool) *world {
+	w := &world{
+		t: t, ctx: ctx, srv: srv, ns: ns, cfg: srv.Config,
 		latest:      map[types.UID]*v1.Pod{},
 		byUID:       map[types.UID]*node{},
 		byNode:      map[string]*node{},
 		gateWritten: map[types.UID]v1.PodCondition{},
 	}
+	if restartable {
+		w.cfg = srv.StableConfig()
+		front, err := New(w.serverAddr(), 99)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = front.Close() })
+		w.front = front
+	}
+	w.direct, w.lb, w.nlc = w.newClient("faults-checker"), w.newClient("faults-lb-controller"), w.newClient("faults-node-lifecycle")
+	return w
+}
+
+// serverAddr is the API server's host:port.
+func (w *world) serverAddr() string {
+	u, err := url.Parse(w.srv.Config.Host)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return u.Host
+}
+
+// newClient is a clientset of w.cfg with its own rate limiter, through the front proxy
+// if the world has one.
+func (w *world) newClient(userAgent string) kubernetes.Interface {
+	cfg := rest.CopyConfig(w.cfg)
+	cfg.UserAgent = userAgent
+	cfg.RateLimiter = nil
+	if w.front != nil {
+		cfg.Host = "https://" + w.front.Addr()
+	}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return c
 }
 
 // node is one node agent: its proxy, its Manager, and the runtime facts of its pods.
@@ -231,21 +294,18 @@ type node struct {
 	changes int
 }
 
-// startNodes makes each node's proxy and Manager. The Manager's clientset reaches the API
-// server through the node's proxy, over HTTP/1.1 so that a fault hits one request.
-func (w *world) startNodes() {
-	u, err := url.Parse(w.srv.Config.Host)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+// startNodes makes each node's proxy and Manager, with retry as its Options.Retry. The
+// Manager's clientset reaches the API server through the node's proxy, over HTTP/1.1 so
+// that a fault hits one request.
+func (w *world) startNodes(retry status.RetryOptions) {
 	for i := range nodes {
-		p, err := New(u.Host, uint64(100+i))
+		p, err := New(w.serverAddr(), uint64(100+i))
 		if err != nil {
 			w.t.Fatal(err)
 		}
 		w.t.Cleanup(func() { _ = p.Close() })
 		n := &node{w: w, name: fmt.Sprintf("node-%02d", i), proxy: p, rng: rand.New(rand.NewPCG(uint64(i), 7)), step: map[types.UID]int{}}
-		cfg := rest.CopyConfig(w.srv.Config)
+		cfg := rest.CopyConfig(w.cfg)
 		cfg.Host = "https://" + p.Addr()
 		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
 		cfg.UserAgent = "faults-" + n.name
@@ -257,7 +317,7 @@ func (w *world) startNodes() {
 		n.cli = &recordingClient{Client: kubeclient.New(cs.CoreV1(), cfg.UserAgent)}
 		n.obs = &observer{}
 		n.mgr = status.NewManager(n.cli, status.Options{
-			Observer: n.obs.observer(), Workers: 4, RequestTimeout: requestTimeout, Retry: retryOptions,
+			Observer: n.obs.observer(), Workers: 4, RequestTimeout: requestTimeout, Retry: retry,
 		})
 		go func() { _ = n.mgr.Run(w.ctx) }()
 		w.nodes = append(w.nodes, n)
@@ -300,38 +360,96 @@ func (w *world) createPods() {
 
 // startWatch watches every pod of the namespace, hands each version to its node's
 // Manager (the node agent's informer, not faulted) and checks the invariants between
-// consecutive versions.
+// consecutive versions. When the watch breaks (the API server restarted), it relists
+// as an informer does, handling every listed copy the same way, and watches again.
 func (w *world) startWatch() {
 	list, err := w.direct.CoreV1().Pods(w.ns).List(w.ctx, metav1.ListOptions{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	wi, err := w.direct.CoreV1().Pods(w.ns).Watch(w.ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(wi.Stop)
 	go func() {
-		for ev := range wi.ResultChan() {
-			if ev.Type == watch.Error {
-				w.violate("watch error: %v", apierrors.FromObject(ev.Object))
-				continue
-			}
-			p, ok := ev.Object.(*v1.Pod)
-			if !ok {
-				continue
+		rv := list.ResourceVersion
+		for {
+			w.watchFrom(rv)
+			if w.ctx.Err() != nil {
+				return
 			}
 			w.mu.Lock()
-			prev := w.latest[p.UID]
-			w.latest[p.UID] = p
-			w.watched++
-			w.checkVersionLocked(prev, p)
+			hold := w.hold
 			w.mu.Unlock()
-			if n := w.byNode[p.Spec.NodeName]; n != nil {
-				n.mgr.ObservePod(p)
+			if hold != nil {
+				select {
+				case <-hold:
+				case <-w.ctx.Done():
+					return
+				}
+			}
+			if rv = w.relist(); rv == "" {
+				return
 			}
 		}
 	}()
+}
+
+// relist lists every pod (retrying until it can, or "" when the test ends), handles each
+// copy, and returns the list's resourceVersion.
+func (w *world) relist() string {
+	for {
+		l, err := w.direct.CoreV1().Pods(w.ns).List(w.ctx, metav1.ListOptions{})
+		if err != nil {
+			if w.ctx.Err() != nil {
+				return ""
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for i := range l.Items {
+			w.handle(&l.Items[i], false)
+		}
+		w.mu.Lock()
+		w.relists++
+		w.mu.Unlock()
+		return l.ResourceVersion
+	}
+}
+
+// watchFrom watches from rv until the watch ends. Without a front proxy (no restart)
+// the watch must not fail: a failure is an invariant violation.
+func (w *world) watchFrom(rv string) {
+	wi, err := w.direct.CoreV1().Pods(w.ns).Watch(w.ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		if w.ctx.Err() == nil && w.front == nil {
+			w.violate("watch: %v", err)
+		}
+		return
+	}
+	defer wi.Stop()
+	for ev := range wi.ResultChan() {
+		if ev.Type == watch.Error {
+			if w.front == nil {
+				w.violate("watch error: %v", apierrors.FromObject(ev.Object))
+			}
+			return
+		}
+		if p, ok := ev.Object.(*v1.Pod); ok {
+			w.handle(p, true)
+		}
+	}
+}
+
+// handle records a server copy of a pod, checks it against the previous one and hands
+// it to its node's Manager. consecutive says that no version can lie between the two (a
+// watch event, not a relisted copy).
+func (w *world) handle(p *v1.Pod, consecutive bool) {
+	w.mu.Lock()
+	prev := w.latest[p.UID]
+	w.latest[p.UID] = p
+	w.watched++
+	w.checkVersionLocked(prev, p, consecutive)
+	w.mu.Unlock()
+	if n := w.byNode[p.Spec.NodeName]; n != nil {
+		n.mgr.ObservePod(p)
+	}
 }
 
 func (w *world) waitForWatch(pods int) {
@@ -349,20 +467,50 @@ func (w *world) waitForWatch(pods int) {
 	w.t.Fatalf("the watch did not see %d pods in 30s", pods)
 }
 
+// awaitWatch waits until the watch has delivered every pod's version as a fresh List
+// shows it, so that convergence is judged on copies no older than the writes before.
+func (w *world) awaitWatch() {
+	list, err := w.direct.CoreV1().Pods(w.ns).List(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < len(list.Items); {
+		p := &list.Items[i]
+		w.mu.Lock()
+		seen := w.latest[p.UID]
+		w.mu.Unlock()
+		if seen != nil {
+			if c, err := resourceversion.CompareResourceVersion(seen.ResourceVersion, p.ResourceVersion); err == nil && c >= 0 {
+				i++
+				continue
+			}
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("the watch has not delivered pod %s at resourceVersion %s in 30s", p.Name, p.ResourceVersion)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (w *world) violate(format string, args ...any) {
 	w.mu.Lock()
 	w.violations = append(w.violations, fmt.Sprintf(format, args...))
 	w.mu.Unlock()
 }
 
-// checkVersionLocked compares two consecutive versions of a pod: a lastTransitionTime
-// may change only with its condition's Status, a terminal phase never goes back, and a
-// gate condition once written never disappears.
-func (w *world) checkVersionLocked(prev, cur *v1.Pod) {
+// checkVersionLocked compares two versions of a pod: a terminal phase never goes back,
+// and a gate condition once written never disappears; and, when they are consecutive, a
+// lastTransitionTime changes only with its condition's Status (between a copy relisted
+// after the watch broke and the last one seen, the Status may have gone and come back).
+func (w *world) checkVersionLocked(prev, cur *v1.Pod, consecutive bool) {
 	if prev == nil {
 		return
 	}
 	for _, c := range cur.Status.Conditions {
+		if !consecutive {
+			break
+		}
 		o := conditions.Get(prev.Status.Conditions, c.Type)
 		if o != nil && o.Status == c.Status && !o.LastTransitionTime.Equal(&c.LastTransitionTime) {
 			w.violations = append(w.violations, fmt.Sprintf("pod %s rv %s: %s lastTransitionTime %v -> %v with Status %s unchanged",
@@ -473,32 +621,36 @@ func (w *world) gateController(stop <-chan struct{}) {
 			return
 		case <-time.After(time.Duration(10+rng.IntN(20)) * time.Millisecond):
 		}
-		if w.paused.Load() {
+		if w.paused.Load() || w.apiPaused.Load() {
 			continue
 		}
 		n := w.nodes[rng.IntN(len(w.nodes))]
-		p := n.pods[rng.IntN(len(n.pods))]
-		w.mu.Lock()
-		last, ok := w.gateWritten[p.UID]
-		w.mu.Unlock()
-		st := v1.ConditionTrue
-		if ok && last.Status == v1.ConditionTrue {
-			st = v1.ConditionFalse
-		}
-		c := v1.PodCondition{Type: gate, Status: st, LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
-			Reason: "Target" + string(st), Message: fmt.Sprintf("load balancer target %s", st)}
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{c}}})
-		if _, err := w.lb.CoreV1().Pods(w.ns).Patch(w.ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-			if w.ctx.Err() == nil {
-				w.t.Errorf("gate PATCH of %s: %v", p.Name, err)
-			}
-			continue
-		}
-		w.mu.Lock()
-		w.gateWritten[p.UID] = c
-		w.gateWrites++
-		w.mu.Unlock()
+		w.flipGate(n.pods[rng.IntN(len(n.pods))])
 	}
+}
+
+// flipGate flips the readiness gate of p, with a fresh lastTransitionTime.
+func (w *world) flipGate(p *v1.Pod) {
+	w.mu.Lock()
+	last, ok := w.gateWritten[p.UID]
+	w.mu.Unlock()
+	st := v1.ConditionTrue
+	if ok && last.Status == v1.ConditionTrue {
+		st = v1.ConditionFalse
+	}
+	c := v1.PodCondition{Type: gate, Status: st, LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
+		Reason: "Target" + string(st), Message: fmt.Sprintf("load balancer target %s", st)}
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{c}}})
+	if _, err := w.lb.CoreV1().Pods(w.ns).Patch(w.ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		if w.ctx.Err() == nil {
+			w.t.Errorf("gate PATCH of %s: %v", p.Name, err)
+		}
+		return
+	}
+	w.mu.Lock()
+	w.gateWritten[p.UID] = c
+	w.gateWrites++
+	w.mu.Unlock()
 }
 
 // nodeLifecycle plays the node lifecycle controller's MarkPodsNotReady
@@ -514,34 +666,40 @@ func (w *world) nodeLifecycle(stop <-chan struct{}) {
 			return
 		case <-time.After(time.Duration(1500+rng.IntN(1000)) * time.Millisecond):
 		}
-		if w.paused.Load() {
-			continue
-		}
 		n := w.nodes[rng.IntN(len(w.nodes))]
 		for _, p := range n.pods {
+			if w.paused.Load() || w.apiPaused.Load() {
+				break
+			}
 			w.mu.Lock()
 			cur := w.latest[p.UID]
 			w.mu.Unlock()
-			r := conditions.Get(cur.Status.Conditions, v1.PodReady)
-			if r == nil || r.Status != v1.ConditionTrue {
-				continue
-			}
-			cp := cur.DeepCopy()
-			r = conditions.Get(cp.Status.Conditions, v1.PodReady)
-			r.Status = v1.ConditionFalse
-			r.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
-			_, err := w.nlc.CoreV1().Pods(w.ns).UpdateStatus(w.ctx, cp, metav1.UpdateOptions{})
-			w.mu.Lock()
-			switch {
-			case err == nil:
-				w.notReadyFlips++
-			case apierrors.IsConflict(err):
-				w.nlcConflicts++
-			case w.ctx.Err() == nil:
-				w.t.Errorf("node lifecycle UpdateStatus of %s: %v", p.Name, err)
-			}
-			w.mu.Unlock()
+			w.markNotReady(cur)
 		}
+	}
+}
+
+// markNotReady sets Ready False on cur, a copy of a pod, if its Ready is True, through
+// UpdateStatus of that copy, which fails with 409 when the copy is stale.
+func (w *world) markNotReady(cur *v1.Pod) {
+	r := conditions.Get(cur.Status.Conditions, v1.PodReady)
+	if r == nil || r.Status != v1.ConditionTrue {
+		return
+	}
+	cp := cur.DeepCopy()
+	r = conditions.Get(cp.Status.Conditions, v1.PodReady)
+	r.Status = v1.ConditionFalse
+	r.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
+	_, err := w.nlc.CoreV1().Pods(w.ns).UpdateStatus(w.ctx, cp, metav1.UpdateOptions{})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err == nil:
+		w.notReadyFlips++
+	case apierrors.IsConflict(err):
+		w.nlcConflicts++
+	case w.ctx.Err() == nil:
+		w.t.Errorf("node lifecycle UpdateStatus of %s: %v", cur.Name, err)
 	}
 }
 
@@ -705,16 +863,7 @@ func (w *world) reportHerd(t0 time.Time) {
 
 func (w *world) report(healthy tally, convergence, total time.Duration) {
 	all := w.tally()
-	var ps Stats
-	for _, n := range w.nodes {
-		s := n.proxy.Stats()
-		ps.Accepted += s.Accepted
-		ps.Bursts += s.Bursts
-		ps.Resets += s.Resets
-		ps.BlackHoles += s.BlackHoles
-		ps.Delays += s.Delays
-		ps.DownResets += s.DownResets
-	}
+	ps := w.proxyStats()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.t
@@ -729,12 +878,31 @@ func (w *world) report(healthy tally, convergence, total time.Duration) {
 	t.Logf("convergence: every pod as its Manager last set it %v after healing (bound %v); the test took %v", convergence.Round(time.Millisecond), converge, total.Round(time.Second))
 }
 
+// proxyStats sums the counts of every node's proxy.
+func (w *world) proxyStats() Stats {
+	var ps Stats
+	for _, n := range w.nodes {
+		s := n.proxy.Stats()
+		ps.Accepted += s.Accepted
+		ps.Bursts += s.Bursts
+		ps.Resets += s.Resets
+		ps.BlackHoles += s.BlackHoles
+		ps.Delays += s.Delays
+		ps.DownResets += s.DownResets
+	}
+	return ps
+}
+
 // recordingClient counts a Manager's requests and remembers when each began.
 type recordingClient struct {
 	status.Client
 	mu                    sync.Mutex
 	starts                []time.Time
 	gets, patches, failed int
+	// patched holds when each pod's successful PATCHes were sent, by name, and bodies
+	// what they sent.
+	patched map[string][]time.Time
+	bodies  map[string][]string
 }
 
 func (c *recordingClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
@@ -745,21 +913,75 @@ func (c *recordingClient) GetPod(ctx context.Context, namespace, name string) (*
 }
 
 func (c *recordingClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
-	c.begin(false)
+	start := c.begin(false)
 	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
 	c.end(err)
+	if err == nil {
+		c.mu.Lock()
+		if c.patched == nil {
+			c.patched, c.bodies = map[string][]time.Time{}, map[string][]string{}
+		}
+		c.patched[name] = append(c.patched[name], start)
+		c.bodies[name] = append(c.bodies[name], string(patch))
+		c.mu.Unlock()
+	}
 	return p, err
 }
 
-func (c *recordingClient) begin(get bool) {
+// patchLog describes name's successful PATCHes since t: when each was sent and its body.
+func (c *recordingClient) patchLog(name string, t time.Time) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.starts = append(c.starts, time.Now())
+	var b strings.Builder
+	for i, s := range c.patched[name] {
+		if !s.Before(t) {
+			fmt.Fprintf(&b, "\n  +%v %s", s.Sub(t).Round(time.Millisecond), c.bodies[name][i])
+		}
+	}
+	return b.String()
+}
+
+// lastPatchSince is when the last successful PATCH sent at or after t was sent.
+func (c *recordingClient) lastPatchSince(t time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var last time.Time
+	for _, starts := range c.patched {
+		for _, s := range starts {
+			if !s.Before(t) && s.After(last) {
+				last = s
+			}
+		}
+	}
+	return last, !last.IsZero()
+}
+
+// patchesSince counts each pod's successful PATCHes sent at or after t.
+func (c *recordingClient) patchesSince(t time.Time) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for name, starts := range c.patched {
+		for _, s := range starts {
+			if !s.Before(t) {
+				out[name]++
+			}
+		}
+	}
+	return out
+}
+
+func (c *recordingClient) begin(get bool) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.starts = append(c.starts, now)
 	if get {
 		c.gets++
 	} else {
 		c.patches++
 	}
+	return now
 }
 
 func (c *recordingClient) end(err error) {
@@ -787,18 +1009,42 @@ func (c *recordingClient) firstAfter(t time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// observer records the Manager's retries.
+// observer records the Manager's retries and its wake-ups after transport failures.
 type observer struct {
-	conflicts atomic.Int64
-	mu        sync.Mutex
-	retries   []retry
+	conflicts  atomic.Int64
+	mu         sync.Mutex
+	retries    []retry
+	recoveries []recovery
 }
 
 func (o *observer) observer() *status.Observer {
 	return &status.Observer{
 		OnConflict: func(status.ConflictEvent) { o.conflicts.Add(1) },
 		OnRetry:    func(ev status.RetryEvent) { o.onRetry(ev.Delay) },
+		OnRecovery: func(ev status.RecoveryEvent) {
+			o.mu.Lock()
+			o.recoveries = append(o.recoveries, recovery{time.Now(), ev})
+			o.mu.Unlock()
+		},
 	}
+}
+
+// recovery is a RecoveryEvent and when it came (the server's first answer).
+type recovery struct {
+	at time.Time
+	ev status.RecoveryEvent
+}
+
+// firstRecoveryAfter is the first wake-up at or after t that rescheduled pods.
+func (o *observer) firstRecoveryAfter(t time.Time) (recovery, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range o.recoveries {
+		if !r.at.Before(t) && r.ev.Pods > 0 {
+			return r, true
+		}
+	}
+	return recovery{}, false
 }
 
 type retry struct {

@@ -92,6 +92,15 @@ func New(target string, seed uint64) (*Proxy, error) {
 	return p, nil
 }
 
+// SetTarget makes the connections accepted from now on go to target (host:port), as
+// when the server behind the address moved (an API server restarted on another port).
+// Open connections keep theirs.
+func (p *Proxy) SetTarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
+}
+
 // Addr is the proxy's host:port; it stays the same across Down and Up.
 func (p *Proxy) Addr() string { return p.addr }
 
@@ -169,7 +178,10 @@ func (p *Proxy) accept(ln net.Listener) {
 		if err != nil {
 			return // closed by Down or Close
 		}
-		s, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		s, err := net.DialTimeout("tcp", target, 5*time.Second)
 		if err != nil {
 			resetConn(c)
 			continue
