@@ -256,8 +256,8 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
-// marked stale (unless the request never left, see unsent) and the pod backs off. It returns when the pod is due again after a
-// failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
+// marked stale (unless the request never left, see unsent) and the pod backs off. It
+// returns when the pod is due again after a failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
 // then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
 // next tick (Run arms its retry timer from what syncDue returns, and this sync was not
 // one of its own).
@@ -460,29 +460,34 @@ func withResourceVersion(patch []byte, rv string) []byte {
 	return append(out, patch[len(prefix):]...)
 }
 
-// get and patch are the two requests, bounded by Options.RequestTimeout. Each outcome
-// feeds the wake-up rule (reached).
-func (m *Manager) get(ctx context.Context, e *entry) (*v1.Pod, error) {
+// request makes one request to the API server (a GET, a PATCH, or the DELETE of
+// Options.Deleter): do runs bounded by Options.RequestTimeout, and its outcome feeds the
+// wake-up rule (reached).
+func (m *Manager) request(ctx context.Context, do func(ctx context.Context) error) error {
 	rctx := ctx
 	if m.opts.RequestTimeout > 0 {
 		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
 		defer cancel()
 	}
-	p, err := m.client.GetPod(rctx, e.namespace, e.name)
+	err := do(rctx)
 	m.reached(ctx, err)
+	return err
+}
+
+func (m *Manager) get(ctx context.Context, e *entry) (p *v1.Pod, err error) {
+	err = m.request(ctx, func(ctx context.Context) error {
+		p, err = m.client.GetPod(ctx, e.namespace, e.name)
+		return err
+	})
 	return p, err
 }
 
-func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (*v1.Pod, error) {
-	rctx := ctx
-	if m.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
-		defer cancel()
-	}
-	p, err := m.client.PatchPodStatus(rctx, e.namespace, e.name, patch)
-	m.reached(ctx, err)
+func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (p *v1.Pod, err error) {
+	err = m.request(ctx, func(ctx context.Context) error {
+		p, err = m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
+		return err
+	})
 	return p, err
 }
 

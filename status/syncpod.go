@@ -126,13 +126,9 @@ func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
 	if !ok {
 		return nil
 	}
-	dctx := ctx
-	if m.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		dctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
-		defer cancel()
-	}
-	err := m.opts.Deleter.DeletePod(dctx, e.namespace, e.name, e.uid)
+	err := m.request(ctx, func(ctx context.Context) error {
+		return m.opts.Deleter.DeletePod(ctx, e.namespace, e.name, e.uid)
+	})
 	switch c := classify(err); {
 	case err == nil, c == classNotFound, c == classConflict:
 		m.logger(ctx).V(3).Info("Deleted terminated pod", "pod", e.ref(), "podUID", e.uid, "answer", answer(err))
