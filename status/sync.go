@@ -257,10 +257,10 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale (unless the request never left, see unsent) and the pod backs off. It
-// returns when the pod is due again after a failure (zero otherwise). fromSync is set when Sync, not Run, did the sync: a failure
-// then wakes Run, which would otherwise sleep past the pod's backoff deadline until its
-// next tick (Run arms its retry timer from what syncDue returns, and this sync was not
-// one of its own).
+// returns when the pod is due again after a failure (zero otherwise). fromSync is set
+// when Sync, not Run, did the sync: a failure then wakes Run, which would otherwise sleep
+// past the pod's backoff deadline until its next tick (Run arms its retry timer from what
+// syncDue returns, and this sync was not one of its own).
 func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
 	var (
 		retryAt time.Time
