@@ -59,6 +59,11 @@ type Manager struct {
 	// zero, is when Run next retries one such pod whatever its backoff.
 	unreachable bool
 	probeAt     time.Time
+	// probes counts the probes in flight (at most maxProbes).
+	probes int
+	// wakeAt is when Run next wakes by itself (zero: only on a kick or a tick), as its
+	// last dispatch set it; a retry or probe due before it kicks Run (wakeByLocked).
+	wakeAt time.Time
 }
 
 // NewManager returns a Manager that writes through c. Nothing is sent until Run or Sync

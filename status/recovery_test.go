@@ -368,3 +368,113 @@ func TestUnsent(t *testing.T) {
 		}
 	}
 }
+
+// hangClient is an outageClient whose requests for the pods in hang get no answer: they
+// block until their context ends (a black-holed connection, cut by RequestTimeout).
+type hangClient struct {
+	*outageClient
+	hang map[string]bool
+}
+
+func (c *hangClient) black(ctx context.Context, name string) error {
+	if !c.hang[name] {
+		return nil
+	}
+	<-ctx.Done()
+	return unanswered()
+}
+
+func (c *hangClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	if err := c.black(ctx, name); err != nil {
+		return nil, err
+	}
+	return c.outageClient.GetPod(ctx, namespace, name)
+}
+
+func (c *hangClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	if err := c.black(ctx, name); err != nil {
+		return nil, err
+	}
+	return c.outageClient.PatchPodStatus(ctx, namespace, name, patch)
+}
+
+// newHangWorld starts Run in the bubble with Workers workers and RequestTimeout 30 s
+// over a hangClient whose pod "hung" black-holes, and returns the pods created (hung and
+// names), by name.
+func newHangWorld(t *testing.T, workers int, names ...string) (*Manager, *hangClient, map[string]*v1.Pod) {
+	t.Helper()
+	srv := statustest.NewServer()
+	c := &hangClient{outageClient: newOutageClient(srv), hang: map[string]bool{"hung": true}}
+	m := NewManager(c, Options{Workers: workers, RequestTimeout: 30 * time.Second, Retry: RetryOptions{Jitter: -1}})
+	pods := map[string]*v1.Pod{}
+	for _, name := range append([]string{"hung"}, names...) {
+		p := mgrPod()
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		pods[name] = mgrCreate(t, srv, p)
+		m.ObservePod(pods[name])
+	}
+	mgrRun(t, m)
+	return m, c, pods
+}
+
+// TestHungRequestHoldsOneWorker: a PATCH that hangs until RequestTimeout (30 s) holds
+// one of Run's workers, not Run: a change made meanwhile goes out at once on the other
+// worker. (When Run waited for each round's slowest request, it went out 30 s later.)
+func TestHungRequestHoldsOneWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, c, pods := newHangWorld(t, 2, "b")
+		mgrSet(t, m, pods["hung"], v1.PodStatus{Message: "x"})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		changed := time.Now()
+		mgrSet(t, m, pods["b"], v1.PodStatus{Message: "y"})
+		synctest.Wait()
+		switch at := c.firstPatchAfter("b", changed); {
+		case at.IsZero():
+			t.Errorf("b not patched after its change while hung's PATCH hangs: want at once")
+		case at.After(changed):
+			t.Errorf("b patched %v after its change: want at once while hung's PATCH hangs", at.Sub(changed))
+		}
+		if n := c.count("b"); n != 1 {
+			t.Errorf("b: %d requests, want 1", n)
+		}
+	})
+}
+
+// TestProbeWhileWorkersHang: while the server is unreachable and Run's only worker is
+// held by a request that hangs until RequestTimeout (30 s), the probe still goes out
+// every ProbeInterval (1 s) on its own goroutine, so the healed server is found within
+// a second; the woken pods then go out as soon as a worker is free. (When the probe
+// waited for the round's slowest request, the server was found 30 s late.)
+func TestProbeWhileWorkersHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answered []time.Time
+		var mu sync.Mutex
+		m, c, pods := newHangWorld(t, 2, "a", "b", "c")
+		m.obs.OnRecovery = func(RecoveryEvent) {
+			mu.Lock()
+			answered = append(answered, time.Now())
+			mu.Unlock()
+		}
+		c.setDown(true)
+		for _, name := range []string{"a", "b", "c", "hung"} {
+			mgrSet(t, m, pods[name], v1.PodStatus{Message: "during"})
+		}
+		time.Sleep(5 * time.Second) // a, b and c back off, refused; hung holds a worker
+		synctest.Wait()
+		c.setDown(false)
+		heal := time.Now()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answered) == 0 || answered[0].Sub(heal) > time.Second {
+			t.Fatalf("server answers seen at %v (heal at %v): want the first within ProbeInterval of heal", answered, heal)
+		}
+		for _, name := range []string{"a", "b", "c"} {
+			if at := c.firstPatchAfter(name, heal); at.IsZero() {
+				t.Errorf("%s not patched within 3 s of heal while hung's request hangs", name)
+			}
+		}
+	})
+}

@@ -226,7 +226,7 @@ func TestForgottenPodIsNotPatched(t *testing.T) {
 		m.ObservePod(mgrCreate(t, srv, p))
 		mgrSet(t, m, p, v1.PodStatus{Message: "x"})
 	}
-	if next := m.syncDue(context.Background()); !next.IsZero() {
+	if next := dispatchAndRun(m); !next.IsZero() {
 		t.Fatalf("a retry is due at %v", next)
 	}
 	if len(patched) != 1 {
@@ -302,4 +302,22 @@ func TestRunLifecycle(t *testing.T) {
 			t.Errorf("Run again: %v, want nil", err)
 		}
 	})
+}
+
+// dispatchAndRun does one pass of Run on the calling goroutine: it claims what is due
+// (dispatch) and sends the claimed pods one after the other, as one worker would. It
+// returns what dispatch returned as Run's next wake-up.
+func dispatchAndRun(m *Manager) time.Time {
+	q := &runQueue{wake: make(chan struct{}, 1)}
+	next, probe := m.dispatch(q)
+	for _, e := range q.jobs {
+		m.runJob(context.Background(), e)
+	}
+	if probe != nil {
+		m.runJob(context.Background(), probe)
+		m.mu.Lock()
+		m.probes--
+		m.mu.Unlock()
+	}
+	return next
 }

@@ -25,6 +25,12 @@ import (
 // channel), when a pod's backoff expires, and every SyncPeriod. Each wake-up sends only
 // the pods that changed or are due for a retry. Sync may be called alongside.
 //
+// The loop only decides what is due: Options.Workers goroutines send the requests, and
+// the probe of an unreachable server (RetryOptions.ProbeInterval) has a goroutine of its
+// own. So a request that hangs until RequestTimeout holds one worker, not the loop: a
+// change or a retry that falls due meanwhile goes out on another worker, and the probe
+// goes out on time.
+//
 // Run returns an error only when it cannot run: when another Run of the same Manager is
 // running. When it returns, every goroutine it started has ended. It logs with ctx's
 // logger (logr.FromContext) when ctx carries one, else with Options.Logger.
@@ -36,6 +42,17 @@ func (m *Manager) Run(ctx context.Context) error {
 	log := m.logger(ctx)
 	log.V(2).Info("Starting pod status sync loop", "syncPeriod", m.opts.SyncPeriod, "workers", m.opts.Workers)
 	defer log.V(2).Info("Pod status sync loop stopped")
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	q := &runQueue{wake: make(chan struct{}, m.opts.Workers)}
+	for range m.opts.Workers {
+		wg.Go(func() { m.work(ctx, q) })
+	}
+	defer func() {
+		cancel()
+		wg.Wait()
+		m.release(q)
+	}()
 	ticker := m.clock.NewTicker(m.opts.SyncPeriod)
 	defer ticker.Stop()
 	var timer clock.Timer
@@ -45,7 +62,18 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 	}()
 	for {
-		next := m.syncDue(ctx)
+		next, probe := m.dispatch(q)
+		if probe != nil {
+			wg.Go(func() {
+				m.runJob(ctx, probe)
+				m.mu.Lock()
+				m.probes--
+				if m.unreachable && !m.probeAt.IsZero() {
+					m.wakeByLocked(m.probeAt) // the probe it held back may be due
+				}
+				m.mu.Unlock()
+			})
+		}
 		var retry <-chan time.Time
 		if !next.IsZero() {
 			d := next.Sub(m.clock.Now())
@@ -53,7 +81,7 @@ func (m *Manager) Run(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil
 				}
-				continue // a backoff expired while syncing
+				continue // a backoff expired while dispatching
 			}
 			if timer == nil {
 				timer = m.clock.NewTimer(d)
@@ -76,14 +104,24 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// syncDue syncs every pending pod that no one else is syncing and whose backoff has
-// expired, and the probe while the server is unreachable (probeLocked), and returns the
-// earliest time a backed-off pod or the next probe becomes due (zero if none).
-func (m *Manager) syncDue(ctx context.Context) time.Time {
-	var jobs []*entry
-	var next time.Time
+// runQueue holds the pods Run claimed and its workers have yet to send, in the order
+// claimed. Its slice is guarded by Manager.mu; wake (buffered, one slot per worker)
+// tells idle workers there is work.
+type runQueue struct {
+	jobs []*entry
+	wake chan struct{}
+}
+
+// dispatch claims every pending pod that no one else is syncing and whose backoff has
+// expired, and queues it for Run's workers. It returns the earliest time a backed-off pod
+// or the next probe becomes due (zero if none), which it also records as Run's wake-up
+// (wakeAt, see wakeByLocked), and the pod to probe an unreachable server with, if the
+// probe is due (probeLocked), claimed, for the caller to send on a goroutine of its own.
+func (m *Manager) dispatch(q *runQueue) (next time.Time, probe *entry) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := m.clock.Now()
+	queued := 0
 	for e := range m.dirty {
 		if e.inflight || !e.pending() {
 			continue
@@ -95,40 +133,95 @@ func (m *Manager) syncDue(ctx context.Context) time.Time {
 			continue
 		}
 		e.inflight = true // claimed: nobody else syncs it until finish
-		jobs = append(jobs, e)
+		q.jobs = append(q.jobs, e)
+		queued++
 	}
-	if p := m.probeLocked(now); p != nil {
-		jobs = append(jobs, p)
+	// With maxProbes in flight, the next probe waits for one of them to end (it then
+	// wakes Run), not for probeAt, which may be past.
+	if m.probes < maxProbes {
+		if probe = m.probeLocked(now); probe != nil {
+			m.probes++
+		}
+		if m.unreachable && !m.probeAt.IsZero() && (next.IsZero() || m.probeAt.Before(next)) {
+			next = m.probeAt
+		}
 	}
-	m.mu.Unlock()
-	var mu sync.Mutex
-	m.each(jobs, func(e *entry) {
+	m.wakeAt = next
+	for range min(queued, cap(q.wake)) {
+		select {
+		case q.wake <- struct{}{}:
+		default: // every worker already has a wake-up pending
+		}
+	}
+	return next, probe
+}
+
+// maxProbes bounds the probes in flight: a probe that hangs (a black-holed connection,
+// until RequestTimeout) does not hold back the next one, and hanging probes do not pile
+// up.
+const maxProbes = 2
+
+// work is one of Run's workers: it sends the queued pods, one at a time, until ctx is
+// done.
+func (m *Manager) work(ctx context.Context, q *runQueue) {
+	for {
 		m.mu.Lock()
-		if e.gone {
-			// Forgotten (ForgetPod, RemoveOrphanedStatuses, or dropped by another
-			// worker's 404) since it was claimed: nothing may be sent for it.
-			e.inflight = false
-			m.wakeWaitersLocked()
-			m.mu.Unlock()
-			return
+		var e *entry
+		if len(q.jobs) > 0 {
+			e = q.jobs[0]
+			q.jobs[0] = nil
+			q.jobs = q.jobs[1:]
 		}
-		snap := e.snapshot() // taken late, so changes made while queued go out too
 		m.mu.Unlock()
-		held, err := m.syncEntry(ctx, e, snap)
-		if retryAt := m.finish(ctx, e, snap, held, err, false); !retryAt.IsZero() {
-			mu.Lock()
-			if next.IsZero() || retryAt.Before(next) {
-				next = retryAt
-			}
-			mu.Unlock()
+		if e != nil {
+			m.runJob(ctx, e)
+			continue
 		}
-	})
-	m.mu.Lock()
-	if m.unreachable && !m.probeAt.IsZero() && (next.IsZero() || m.probeAt.Before(next)) {
-		next = m.probeAt
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.wake:
+		}
 	}
+}
+
+// release gives back the pods Run claimed but never sent (it stopped first), so that a
+// later Run or Sync sends them.
+func (m *Manager) release(q *runQueue) {
+	m.mu.Lock()
+	for _, e := range q.jobs {
+		e.inflight = false
+	}
+	q.jobs = nil
+	m.wakeAt = time.Time{}
+	m.wakeWaitersLocked()
 	m.mu.Unlock()
-	return next
+}
+
+// runJob syncs a pod Run claimed (a queued one or the probe) and records the outcome.
+func (m *Manager) runJob(ctx context.Context, e *entry) {
+	m.mu.Lock()
+	if e.gone {
+		// Forgotten (ForgetPod, RemoveOrphanedStatuses, or dropped by another
+		// worker's 404) since it was claimed: nothing may be sent for it.
+		e.inflight = false
+		m.wakeWaitersLocked()
+		m.mu.Unlock()
+		return
+	}
+	snap := e.snapshot() // taken late, so changes made while queued go out too
+	m.mu.Unlock()
+	held, err := m.syncEntry(ctx, e, snap)
+	m.finish(ctx, e, snap, held, err)
+}
+
+// wakeByLocked wakes Run if t comes before the wake-up Run has set itself (or it set
+// none): a retry deadline or a probe a worker or Sync set after Run last looked.
+func (m *Manager) wakeByLocked(t time.Time) {
+	if m.wakeAt.IsZero() || t.Before(m.wakeAt) {
+		m.wakeAt = t
+		m.kickLoop()
+	}
 }
 
 // Sync sends every change pending when it is called, now, ignoring backoff, and returns
@@ -201,7 +294,7 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	snap := e.snapshot()
 	m.mu.Unlock()
 	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(ctx, e, snap, held, err, true)
+	m.finish(ctx, e, snap, held, err)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
@@ -257,11 +350,8 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // finish records the outcome of a sync of e: on success the synced version moves up (it
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale (unless the request never left, see unsent) and the pod backs off. It
-// returns when the pod is due again after a failure (zero otherwise). fromSync is set
-// when Sync, not Run, did the sync: a failure then wakes Run, which would otherwise sleep
-// past the pod's backoff deadline until its next tick (Run arms its retry timer from what
-// syncDue returns, and this sync was not one of its own).
-func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool, err error, fromSync bool) time.Time {
+// wakes Run if the pod's retry comes before Run's next wake-up (wakeByLocked).
+func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool, err error) {
 	var (
 		retryAt time.Time
 		delay   time.Duration
@@ -305,9 +395,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 			retryAt = m.clock.Now().Add(delay)
 			e.notBefore = retryAt
 			e.transport = !answered(err) && ctx.Err() == nil
-			if fromSync {
-				m.kickLoop()
-			}
+			m.wakeByLocked(retryAt)
 		}
 	}
 	m.wakeWaitersLocked()
@@ -330,7 +418,6 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 			f(SyncedEvent{Pod: e.ref(), Latency: latency})
 		}
 	}
-	return retryAt
 }
 
 // syncEntry brings the server's copy of one pod up to date with snap. It is the kubelet's
@@ -507,6 +594,7 @@ func (m *Manager) reached(ctx context.Context, err error) {
 		m.unreachable = true
 		if m.probeAt.IsZero() {
 			m.probeAt = m.clock.Now().Add(m.backoff.probeDelay())
+			m.wakeByLocked(m.probeAt)
 		}
 		m.mu.Unlock()
 		if first {

@@ -549,7 +549,7 @@ func TestSyncWorkFollowsChanges(t *testing.T) {
 		mgrSet(t, m, p, mgrBenchStatus(0))
 	}
 	mgrSync(t, m)
-	// The sync paths walk only m.dirty and m.held (requeueHeldLocked, syncDue, Sync): their
+	// The sync paths walk only m.dirty and m.held (requeueHeldLocked, dispatch, Sync): their
 	// sizes are the entries a sync looks at.
 	walked := func() int {
 		m.mu.Lock()
@@ -560,7 +560,7 @@ func TestSyncWorkFollowsChanges(t *testing.T) {
 		t.Fatalf("with nothing pending a sync would walk %d entries", got)
 	}
 	mgrSync(t, m)
-	m.syncDue(context.Background())
+	dispatchAndRun(m)
 	mgrSet(t, m, mgrBenchPod(7), mgrBenchStatus(1))
 	if got := walked(); got != 1 {
 		t.Fatalf("after one change a sync would walk %d entries, want 1", got)
