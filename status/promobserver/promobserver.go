@@ -15,6 +15,8 @@
 //	podstatus_status_skips_total{reason}       counter    syncs that sent nothing (Unchanged, NotFound, Recreated)
 //	podstatus_status_conflicts_total           counter    409 Conflicts (refetched and retried)
 //	podstatus_status_retries_total             counter    failed syncs that back off
+//	podstatus_status_recoveries_total          counter    times the API server answered again after transport failures
+//	podstatus_status_recovered_pods_total      counter    pods those answers rescheduled (RetryOptions.RecoveryWindow)
 //
 // Every metric carries Options.ConstLabels: two Managers register in one registry when
 // their ConstLabels differ in value (say {"manager": "a"} and {"manager": "b"}).
@@ -58,6 +60,8 @@ type Metrics struct {
 	skips          *prometheus.CounterVec
 	conflicts      prometheus.Counter
 	retries        prometheus.Counter
+	recoveries     prometheus.Counter
+	recoveredPods  prometheus.Counter
 	patchesOK      prometheus.Counter
 	patchesFailed  prometheus.Counter
 	collectorsList []prometheus.Collector
@@ -116,10 +120,18 @@ func New(opts Options) *Metrics {
 			Namespace: ns, Subsystem: "status", Name: "retries_total", ConstLabels: labels,
 			Help: "Failed syncs of a pod's status that back off before the next attempt.",
 		}),
+		recoveries: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "status", Name: "recoveries_total", ConstLabels: labels,
+			Help: "Times the API server answered again after requests got no HTTP answer (refused, reset, timed out).",
+		}),
+		recoveredPods: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: "status", Name: "recovered_pods_total", ConstLabels: labels,
+			Help: "Pods whose last failure got no HTTP answer, rescheduled (spread and paced) when the API server answered again.",
+		}),
 	}
 	o.patchesOK = o.patches.WithLabelValues("success")
 	o.patchesFailed = o.patches.WithLabelValues("error")
-	o.collectorsList = []prometheus.Collector{o.syncDuration, o.changes, o.patches, o.patchBytes, o.patchDuration, o.skips, o.conflicts, o.retries}
+	o.collectorsList = []prometheus.Collector{o.syncDuration, o.changes, o.patches, o.patchBytes, o.patchDuration, o.skips, o.conflicts, o.retries, o.recoveries, o.recoveredPods}
 	return o
 }
 
@@ -155,5 +167,9 @@ func (o *Metrics) Observer() *status.Observer {
 		OnConflict: func(status.ConflictEvent) { o.conflicts.Inc() },
 		OnRetry:    func(status.RetryEvent) { o.retries.Inc() },
 		OnSynced:   func(ev status.SyncedEvent) { o.syncDuration.Observe(ev.Latency.Seconds()) },
+		OnRecovery: func(ev status.RecoveryEvent) {
+			o.recoveries.Inc()
+			o.recoveredPods.Add(float64(ev.Pods))
+		},
 	}
 }

@@ -26,6 +26,8 @@ func record(obs *status.Observer) {
 	obs.OnConflict(status.ConflictEvent{Pod: ref})
 	obs.OnRetry(status.RetryEvent{Pod: ref, Attempt: 1, Delay: time.Second, Err: errors.New("boom")})
 	obs.OnSynced(status.SyncedEvent{Pod: ref, Latency: 70 * time.Millisecond})
+	obs.OnRecovery(status.RecoveryEvent{Pods: 40, First: 300 * time.Millisecond, Last: 700 * time.Millisecond})
+	obs.OnRecovery(status.RecoveryEvent{Pods: 2})
 }
 
 func TestObserverCountsEvents(t *testing.T) {
@@ -53,10 +55,17 @@ podstatus_status_conflicts_total 1
 # HELP podstatus_status_retries_total Failed syncs of a pod's status that back off before the next attempt.
 # TYPE podstatus_status_retries_total counter
 podstatus_status_retries_total 1
+# HELP podstatus_status_recoveries_total Times the API server answered again after requests got no HTTP answer (refused, reset, timed out).
+# TYPE podstatus_status_recoveries_total counter
+podstatus_status_recoveries_total 2
+# HELP podstatus_status_recovered_pods_total Pods whose last failure got no HTTP answer, rescheduled (spread and paced) when the API server answered again.
+# TYPE podstatus_status_recovered_pods_total counter
+podstatus_status_recovered_pods_total 42
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"podstatus_status_changes_total", "podstatus_status_patches_total", "podstatus_status_skips_total",
-		"podstatus_status_conflicts_total", "podstatus_status_retries_total"); err != nil {
+		"podstatus_status_conflicts_total", "podstatus_status_retries_total",
+		"podstatus_status_recoveries_total", "podstatus_status_recovered_pods_total"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(o, "kubelet_pod_status_sync_duration_seconds"); n != 1 {
