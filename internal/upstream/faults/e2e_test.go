@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -629,7 +630,10 @@ func (w *world) gateController(stop <-chan struct{}) {
 	}
 }
 
-// flipGate flips the readiness gate of p, with a fresh lastTransitionTime.
+// flipGate flips the readiness gate of p, with a fresh lastTransitionTime. A PATCH that
+// got no HTTP answer (its connection reset by a restarting server) may or may not have
+// been applied: a GET tells which, and one that was not is sent again, so that
+// gateWritten always holds what the server last accepted from the controller.
 func (w *world) flipGate(p *v1.Pod) {
 	w.mu.Lock()
 	last, ok := w.gateWritten[p.UID]
@@ -641,11 +645,28 @@ func (w *world) flipGate(p *v1.Pod) {
 	c := v1.PodCondition{Type: gate, Status: st, LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
 		Reason: "Target" + string(st), Message: fmt.Sprintf("load balancer target %s", st)}
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{c}}})
-	if _, err := w.lb.CoreV1().Pods(w.ns).Patch(w.ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-		if w.ctx.Err() == nil {
-			w.t.Errorf("gate PATCH of %s: %v", p.Name, err)
+	pods := w.lb.CoreV1().Pods(w.ns)
+	for attempt := 1; ; attempt++ {
+		_, err := pods.Patch(w.ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status")
+		if err == nil {
+			break
 		}
-		return
+		if w.ctx.Err() != nil {
+			return
+		}
+		if isAPIStatus(err) || attempt == 5 {
+			w.t.Errorf("gate PATCH of %s (attempt %d): %v", p.Name, attempt, err)
+			return
+		}
+		w.t.Logf("gate PATCH of %s got no answer (%v): asking the server whether it was applied", p.Name, err)
+		cur, gerr := pods.Get(w.ctx, p.Name, metav1.GetOptions{})
+		if gerr == nil {
+			if g := conditions.Get(cur.Status.Conditions, gate); g != nil && g.Status == c.Status &&
+				g.LastTransitionTime.Equal(&c.LastTransitionTime) && g.Message == c.Message {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	w.mu.Lock()
 	w.gateWritten[p.UID] = c
@@ -698,7 +719,12 @@ func (w *world) markNotReady(cur *v1.Pod) {
 		w.notReadyFlips++
 	case apierrors.IsConflict(err):
 		w.nlcConflicts++
-	case w.ctx.Err() == nil:
+	case w.ctx.Err() != nil:
+	case !isAPIStatus(err):
+		// No HTTP answer (a connection reset by a restarting server): applied or not,
+		// the Managers must converge either way, and no check depends on it.
+		w.t.Logf("node lifecycle UpdateStatus of %s got no answer: %v", cur.Name, err)
+	default:
 		w.t.Errorf("node lifecycle UpdateStatus of %s: %v", cur.Name, err)
 	}
 }
@@ -1090,3 +1116,10 @@ func stateName(s v1.ContainerState) string {
 }
 
 func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// isAPIStatus reports whether err is an answer of the API server (as opposed to a
+// transport failure).
+func isAPIStatus(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st)
+}
