@@ -122,7 +122,16 @@ func (m *Manager) dispatch(q *runQueue) (next time.Time, probe *entry) {
 	defer m.mu.Unlock()
 	now := m.clock.Now()
 	queued := 0
+	// While the workers have queued pods left, the scan waits: the worker that takes the
+	// last one wakes Run. So the pods are walked once per batch, as in the kubelet's
+	// sync rounds, not once per change (a change made meanwhile goes out with the next
+	// batch, as it would after the round), and a worker stuck in a request holds back
+	// no batch.
+	scan := len(q.jobs) == 0
 	for e := range m.dirty {
+		if !scan {
+			break
+		}
 		if e.inflight || !e.pending() {
 			continue
 		}
@@ -171,6 +180,9 @@ func (m *Manager) work(ctx context.Context, q *runQueue) {
 			e = q.jobs[0]
 			q.jobs[0] = nil
 			q.jobs = q.jobs[1:]
+			if len(q.jobs) == 0 {
+				m.kickLoop() // the batch is out: Run looks for the next
+			}
 		}
 		m.mu.Unlock()
 		if e != nil {
