@@ -285,6 +285,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		loops.Go(func() { a.progressLoop(ctx) })
 	}
 	a.log.Info("Fleet agent running", "nodes", a.nodes.len(), "profile", r.profile.Name, "workers", r.Workers, "statusWorkers", r.StatusWorkers)
+	if r.OnRunning != nil {
+		r.OnRunning(RunningEvent{Nodes: a.nodes.len()})
+	}
 
 	<-ctx.Done()
 	a.queue.ShutDown()
