@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -383,7 +384,8 @@ func (w world) run(t *testing.T, srv *apiserver.Server, rc *rest.Config, limit t
 // lets the agent authenticated by its ServiceAccount's token (from the TokenRequest API;
 // no admin credential) serve its pods with no request forbidden; without any one of its
 // verbs, the agent's request that needs it is answered 403 Forbidden, and no other is.
-// Every manifest, the StatefulSet included, passes the server's dry-run first.
+// Every manifest, the StatefulSet included, passes the server's dry-run first, and so does
+// the pod the StatefulSet makes.
 //
 // The server runs without the WatchList feature, so that informers LIST and then WATCH,
 // as they do on a server that has it off; with it on, they send the WATCH alone (a subset
@@ -467,6 +469,17 @@ func TestManifestsRBACIsMinimalAndSufficient(t *testing.T) {
 	}
 	if t.Failed() || sa == nil {
 		t.Fatalf("the manifests do not pass the dry-run, or hold no ServiceAccount")
+	}
+	// The StatefulSet's pod, as its controller would create it, passes admission (Pod
+	// Security's level of the namespace included) in a dry-run.
+	for _, o := range objs {
+		if sts, ok := o.(*appsv1.StatefulSet); ok {
+			pod := &v1.Pod{ObjectMeta: *sts.Spec.Template.ObjectMeta.DeepCopy(), Spec: *sts.Spec.Template.Spec.DeepCopy()}
+			pod.Name, pod.Namespace = sts.Name+"-0", sts.Namespace
+			if _, err := srv.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+				t.Fatalf("dry-run create the StatefulSet's pod %s/%s: %v", pod.Namespace, pod.Name, err)
+			}
+		}
 	}
 	for _, o := range objs {
 		switch o.(type) {
