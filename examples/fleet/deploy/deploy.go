@@ -13,6 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -87,6 +91,50 @@ func Objects() ([]runtime.Object, error) {
 				return nil, fmt.Errorf("deploy: %s: document %d: %w", name, i, err)
 			}
 			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// varRef is a $(VAR) reference in a container's arguments.
+var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// ReplicaArgs returns the arguments of sts's first container as the kubelet passes them to
+// the replica with the given ordinal (the pod named <sts.Name>-<ordinal>): every $(VAR)
+// replaced by the container's env, whose values come from a literal value, the pod's
+// metadata.name or its label apps.kubernetes.io/pod-index (the ordinal). A reference to
+// anything else is an error: it could not be resolved without a cluster.
+func ReplicaArgs(sts *appsv1.StatefulSet, ordinal int) ([]string, error) {
+	if len(sts.Spec.Template.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("deploy: StatefulSet %s has no container", sts.Name)
+	}
+	c := sts.Spec.Template.Spec.Containers[0]
+	pod := fmt.Sprintf("%s-%d", sts.Name, ordinal)
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		case e.ValueFrom.FieldRef == nil:
+		case e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			env[e.Name] = pod
+		case e.ValueFrom.FieldRef.FieldPath == "metadata.labels['"+appsv1.PodIndexLabel+"']":
+			env[e.Name] = strconv.Itoa(ordinal)
+		}
+	}
+	out := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		var missing []string
+		out[i] = varRef.ReplaceAllStringFunc(a, func(m string) string {
+			name := varRef.FindStringSubmatch(m)[1]
+			v, ok := env[name]
+			if !ok {
+				missing = append(missing, name)
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("deploy: argument %q of %s: $(%s) is not set from a value, metadata.name or the pod-index label", a, pod, missing[0])
 		}
 	}
 	return out, nil

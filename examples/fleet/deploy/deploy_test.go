@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/examples/fleet/deploy"
 )
@@ -82,11 +83,13 @@ func TestBindingsNameTheAgentsServiceAccount(t *testing.T) {
 // ones). The node names of replicas 0..20, 100 nodes each, are checked disjoint.
 func TestReplicasNeverShareANode(t *testing.T) {
 	sts := one[*appsv1.StatefulSet](t, objects(t))
-	c := sts.Spec.Template.Spec.Containers[0]
 	owner := map[string]string{}
 	for ordinal := range 21 {
 		pod := fmt.Sprintf("%s-%d", sts.Name, ordinal)
-		args := expand(t, c, pod)
+		args, err := deploy.ReplicaArgs(sts, ordinal)
+		if err != nil {
+			t.Fatal(err)
+		}
 		prefix, nodes := "", 0
 		for _, a := range args {
 			name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -189,7 +192,11 @@ func TestDockerfileBuildsTheAgent(t *testing.T) {
 	}
 
 	sts := one[*appsv1.StatefulSet](t, objects(t))
-	args := append(expand(t, sts.Spec.Template.Spec.Containers[0], sts.Name+"-0"), "--kubeconfig", filepath.Join(t.TempDir(), "none"))
+	args, err := deploy.ReplicaArgs(sts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--kubeconfig", filepath.Join(t.TempDir(), "none"))
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	if err == nil || strings.Contains(string(out), "invalid flags") || !strings.Contains(string(out), "--kubeconfig") {
 		t.Fatalf("fleet %q: %v\n%s\nwant the flags accepted and a failure at the kubeconfig", args, err, out)
@@ -225,30 +232,25 @@ func one[T any](t *testing.T, objs []any) T {
 	return found[0]
 }
 
-// expand is the container's arguments as the kubelet passes them to the pod named pod:
-// $(VAR) replaced by the container's env (POD_NAME from the downward API's metadata.name);
-// any other reference is an error.
-func expand(t *testing.T, c v1.Container, pod string) []string {
-	t.Helper()
-	env := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom == nil:
-			env[e.Name] = e.Value
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
-			env[e.Name] = pod
-		}
+// ReplicaArgs resolves $(VAR) as the kubelet does for the env sources it supports, and
+// refuses the others.
+func TestReplicaArgs(t *testing.T) {
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}
+	sts.Spec.Template.Spec.Containers = []v1.Container{{
+		Args: []string{"--a=$(POD_NAME)-x", "--b=$(SHARD)", "--c=$(LIT)$(LIT)", "--d=plain"},
+		Env: []v1.EnvVar{
+			{Name: "POD_NAME", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "SHARD", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['apps.kubernetes.io/pod-index']"}}},
+			{Name: "LIT", Value: "v"},
+			{Name: "NODE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		},
+	}}
+	got, err := deploy.ReplicaArgs(sts, 7)
+	if want := []string{"--a=fleet-7-x", "--b=7", "--c=vv", "--d=plain"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ReplicaArgs = %q, %v; want %q", got, err, want)
 	}
-	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
-	out := make([]string, len(c.Args))
-	for i, a := range c.Args {
-		out[i] = ref.ReplaceAllStringFunc(a, func(m string) string {
-			v, ok := env[ref.FindStringSubmatch(m)[1]]
-			if !ok {
-				t.Fatalf("argument %q refers to %s, which the container's env does not set from a value or metadata.name", a, m)
-			}
-			return v
-		})
+	sts.Spec.Template.Spec.Containers[0].Args = []string{"--e=$(NODE)"}
+	if _, err := deploy.ReplicaArgs(sts, 0); err == nil || !strings.Contains(err.Error(), "$(NODE)") {
+		t.Errorf("ReplicaArgs with a spec.nodeName reference: %v, want an error naming $(NODE)", err)
 	}
-	return out
 }
