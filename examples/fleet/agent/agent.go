@@ -11,8 +11,11 @@
 //     nodeStatusUpdateFrequency/nodeStatusReportFrequency), each through a pool of at
 //     most 16 requests in flight: no goroutine per node.
 //   - Pods: ONE shared pod informer. With one managed node it watches
-//     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="") and
-//     keeps those of managed nodes, so adopting a node later needs no new watch. Every
+//     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="").
+//     When it may adopt nodes later (a node selection), its cache holds them all, so an
+//     adopted node's pods need no new watch; when it manages only the nodes of
+//     Config.Nodes, it keeps only their pods (a sharded deployment's replica holds its
+//     own pods, not the cluster's). Every
 //     event goes to status.Manager.ObservePod (the server's copy is the PATCH base, and a
 //     readiness-gate change re-evaluates Ready at once) and queues the pod.
 //   - One work queue with a delaying min-heap (client-go's workqueue: one goroutine, one
@@ -188,7 +191,11 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(a.cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
-	a.podInformer = factory.Core().V1().Pods().Informer()
+	if r.ownPodsOnly() {
+		a.podInformer = factory.InformerFor(&v1.Pod{}, a.newOwnPodInformer(selector))
+	} else {
+		a.podInformer = factory.Core().V1().Pods().Informer()
+	}
 	_ = a.podInformer.SetTransform(a.transformPod)
 	if err := a.podInformer.AddIndexers(cache.Indexers{nodeNameIndex: func(o any) ([]string, error) {
 		if p, ok := o.(*v1.Pod); ok {
@@ -278,6 +285,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		loops.Go(func() { a.progressLoop(ctx) })
 	}
 	a.log.Info("Fleet agent running", "nodes", a.nodes.len(), "profile", r.profile.Name, "workers", r.Workers, "statusWorkers", r.StatusWorkers)
+	if r.OnRunning != nil {
+		r.OnRunning(RunningEvent{Nodes: a.nodes.len()})
+	}
 
 	<-ctx.Done()
 	a.queue.ShutDown()

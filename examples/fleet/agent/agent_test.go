@@ -240,3 +240,33 @@ func TestPodCIDRHoldsMaxPods(t *testing.T) {
 		}
 	}
 }
+
+func TestOnRunningAfterTheNodesExist(t *testing.T) {
+	synctest.Test(t, testOnRunningAfterTheNodesExist)
+}
+
+// OnRunning comes once, when every node of Config.Nodes exists on the server: what the
+// fleet command's /readyz waits for.
+func testOnRunningAfterTheNodesExist(t *testing.T) {
+	cs := fake.NewClientset()
+	type call struct{ event, onServer int }
+	calls := make(chan call, 2)
+	stop := startFake(t, Config{Nodes: 3, ProgressInterval: -1, OnRunning: func(ev RunningEvent) {
+		nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("list nodes: %v", err)
+		}
+		calls <- call{ev.Nodes, len(nodes.Items)}
+	}}, cs)
+	got := <-calls
+	if got != (call{3, 3}) {
+		t.Errorf("OnRunning(Nodes=%d) with %d nodes on the server, want 3 and 3", got.event, got.onServer)
+	}
+	time.Sleep(time.Minute) // the bubble's clock: the node loops run, no second call
+	stop()
+	select {
+	case c := <-calls:
+		t.Errorf("OnRunning called again: %+v", c)
+	default:
+	}
+}

@@ -145,6 +145,18 @@ type Config struct {
 	// before the status goes to the status manager. It is for tests and tracing; it is
 	// called from the pod workers and must return quickly.
 	OnStatus func(pod *v1.Pod, in podstate.Input, status v1.PodStatus)
+	// OnRunning, when non-nil, is called once, when Run has created or taken over the
+	// nodes of Nodes (those the API server did not reject) and its pod informer has
+	// listed the pods: the agent serves from then on. The fleet command's /readyz answers
+	// 200 from then on, so that a StatefulSet with podManagementPolicy OrderedReady starts
+	// the next replica only once this one's nodes exist (and their addresses are taken).
+	OnRunning func(RunningEvent)
+}
+
+// RunningEvent is Config.OnRunning's argument.
+type RunningEvent struct {
+	// Nodes is how many nodes the agent manages at that moment.
+	Nodes int
 }
 
 // resolved is a Config with its defaults applied and its strings parsed.

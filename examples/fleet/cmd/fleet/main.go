@@ -22,6 +22,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		kubeconfig  = fs.String("kubeconfig", "", "Path to a kubeconfig file; default: in-cluster config, else $KUBECONFIG")
 		master      = fs.String("master", "", "The address of the API server (overrides the kubeconfig)")
 		contentType = fs.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
-		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics at this address (for example :8080); empty: off")
+		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics (/metrics), Go profiles (/debug/pprof/) and readiness (/readyz: 200 once the agent's nodes are registered) at this address (for example :8080); empty: off")
 		leaseSecs   = fs.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
 		userAgent   = fs.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
@@ -188,6 +189,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+		var running atomic.Bool
+		cfg.OnRunning = func(agent.RunningEvent) { running.Store(true) }
+		mux.Handle("/readyz", readyz(&running))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(metricsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -201,6 +205,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}()
 	}
 	return agent.Run(ctx, cfg)
+}
+
+// readyz answers 200 once running is set (the agent's nodes are registered and its pods
+// listed), 503 before: a StatefulSet's readiness probe, so that with OrderedReady the next
+// replica starts only after this one's nodes, and the addresses they carry, exist.
+func readyz(running *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !running.Load() {
+			http.Error(w, "starting: the nodes are not registered yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
 }
 
 // checkFlags reports every invalid flag value at once, each named by its flag: the

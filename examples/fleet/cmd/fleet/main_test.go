@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -67,5 +70,19 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("run: %v, want it to name %s", err, f)
 		}
+	}
+}
+
+// /readyz answers 503 until the agent runs, then 200.
+func TestReadyz(t *testing.T) {
+	var running atomic.Bool
+	h := readyz(&running)
+	for _, want := range []int{http.StatusServiceUnavailable, http.StatusOK} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		if rec.Code != want {
+			t.Errorf("running=%t: /readyz answered %d, want %d", running.Load(), rec.Code, want)
+		}
+		running.Store(true)
 	}
 }
