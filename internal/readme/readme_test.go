@@ -1,5 +1,5 @@
-// Package readme checks that every Go snippet of the repository's README.md is code that
-// compiles: each must appear, verbatim up to indentation and alignment, inside a test file
+// Package readme checks that every Go snippet of the repository's README.md and docs/*.md is
+// code that compiles: each must appear, verbatim up to indentation and alignment, inside a test file
 // of the repository (an Example or a helper it calls), where go vet and go test compile it.
 package readme
 
@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // normalize drops blank lines and collapses the whitespace of each line, so that a snippet
@@ -52,14 +54,33 @@ func withoutOutput(s string) string {
 	return strings.Join(out, "\n")
 }
 
-func TestREADMESnippetsAreCompiledCode(t *testing.T) {
-	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+// documents returns the user documentation whose snippets and links are checked: the
+// top-level README.md (which must have Go snippets) and docs/*.md, by path from root.
+func documents(t *testing.T, root string) map[string]string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := map[string]string{}
+	for _, p := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.ToSlash(rel)] = string(b)
+	}
+	return out
+}
+
+func TestREADMESnippetsAreCompiledCode(t *testing.T) {
+	root := filepath.Join("..", "..")
 	var sources []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -78,28 +99,109 @@ func TestREADMESnippetsAreCompiledCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := snippets(string(readme))
-	if len(all) == 0 {
+	docs := documents(t, root)
+	if len(snippets(docs["README.md"])) == 0 {
 		t.Fatal("no ```go blocks found in README.md")
 	}
-	for i, s := range all {
-		want := normalize(s)
-		// A whole program is checked by its imports and its main's body.
-		if strings.HasPrefix(want, "package main") {
-			if k := strings.Index(want, "func main() {\n"); k >= 0 {
-				want = strings.TrimSuffix(want[k+len("func main() {\n"):], "\n}")
+	for name, doc := range docs {
+		for i, s := range snippets(doc) {
+			want := normalize(s)
+			// A whole program is checked by its imports and its main's body.
+			if strings.HasPrefix(want, "package main") {
+				if k := strings.Index(want, "func main() {\n"); k >= 0 {
+					want = strings.TrimSuffix(want[k+len("func main() {\n"):], "\n}")
+				}
+			}
+			found := false
+			for _, src := range sources {
+				if strings.Contains(src, want) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+				t.Errorf("%s snippet %d (%q) is not in any test file: make it an Example", name, i+1, first)
 			}
 		}
-		found := false
-		for _, src := range sources {
-			if strings.Contains(src, want) {
-				found = true
-				break
-			}
+	}
+}
+
+// links returns the targets of the Markdown links [text](target) in doc.
+func links(doc string) []string {
+	var out []string
+	for rest := doc; ; {
+		i := strings.Index(rest, "](")
+		if i < 0 {
+			return out
 		}
-		if !found {
-			first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-			t.Errorf("README snippet %d (%q) is not in any test file: make it an Example", i+1, first)
+		rest = rest[i+2:]
+		j := strings.IndexAny(rest, ") \n")
+		if j < 0 {
+			return out
+		}
+		out = append(out, rest[:j])
+		rest = rest[j:]
+	}
+}
+
+// anchor is GitHub's anchor for a Markdown heading: lower case, punctuation but '-' and
+// '_' dropped, spaces made '-'.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Every relative link of the README and docs/*.md names a file of the repository and, with
+// a #fragment into a Markdown file, one of its headings: the measurement reports moved
+// out of the README must stay reachable from it, and it from them.
+func TestDocumentLinksResolve(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs := documents(t, root)
+	for _, want := range []string{"docs/performance.md", "docs/reliability.md"} {
+		if _, ok := docs[want]; !ok {
+			t.Errorf("%s is missing", want)
+		}
+		if !slices.Contains(links(docs["README.md"]), want) {
+			t.Errorf("README.md does not link to %s", want)
+		}
+	}
+	for name, doc := range docs {
+		for _, l := range links(doc) {
+			if strings.Contains(l, "://") || strings.HasPrefix(l, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(l, "#")
+			target := filepath.Join(root, filepath.Dir(name), filepath.FromSlash(file))
+			if file == "" {
+				target = filepath.Join(root, name)
+			}
+			b, err := os.ReadFile(target)
+			if err != nil {
+				t.Errorf("%s links to %s: %v", name, l, err)
+				continue
+			}
+			if frag == "" {
+				continue
+			}
+			found := false
+			for _, line := range strings.Split(string(b), "\n") {
+				if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") && anchor(h) == frag {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s links to %s: no heading with anchor #%s", name, l, frag)
+			}
 		}
 	}
 }
