@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -35,6 +36,12 @@ type podEntry struct {
 	simRV   string // resourceVersion last given to sim
 	phase   v1.PodPhase
 	removed bool // deleted from the informer: ignore further work
+	// Admission on the node (see admitPod), decided when the entry is made: active is
+	// true while the pod holds a place on its node; rejection is the kubelet's message
+	// for a pod the node has no room for, and rejected that its Failed status is set.
+	active    bool
+	rejection string
+	rejected  bool
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
 	// manager's CouldHaveRunningContainers (read without mu).
 	couldRun atomic.Bool
@@ -67,6 +74,7 @@ func (a *agent) onPod(obj any) {
 	e := a.pods.pods[pod.UID]
 	if e == nil {
 		e = &podEntry{node: node}
+		admitPod(e, pod)
 		a.pods.pods[pod.UID] = e
 	}
 	a.pods.mu.Unlock()
@@ -95,6 +103,7 @@ func (a *agent) onPodDelete(obj any) {
 		// (the Manager would GET a pod that is gone).
 		e.mu.Lock()
 		e.removed = true
+		releasePod(e)
 		if e.sim != nil {
 			e.sim.Release()
 			e.sim = nil
@@ -115,6 +124,13 @@ func (a *agent) nodeAdded(name string) {
 	if err != nil {
 		return
 	}
+	// In order of creation, as the kubelet admits the pods it is given at once
+	// (HandlePodAdditions in pkg/kubelet/kubelet.go): when the node is full, the newest
+	// pods are the ones rejected.
+	slices.SortStableFunc(objs, func(x, y any) int {
+		p, q := x.(*v1.Pod), y.(*v1.Pod)
+		return p.CreationTimestamp.Compare(q.CreationTimestamp.Time)
+	})
 	for _, o := range objs {
 		a.onPod(o)
 	}
@@ -137,6 +153,12 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
+		if e.rejection != "" {
+			if !e.rejected {
+				a.rejectPod(e, pod)
+			}
+			return // never runs; onPod's ObservePod lets the Manager delete it once deleted
+		}
 		if !a.startSim(e, pod) {
 			return
 		}
@@ -146,6 +168,9 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	facts := e.sim.Advance()
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
+	if facts.Stopped {
+		releasePod(e) // known terminated: no longer one of the node's active pods
+	}
 	in := facts.Input(pod, nil)
 	var previous *v1.PodStatus
 	if a.cfg.OnStatus != nil {
