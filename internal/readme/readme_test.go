@@ -160,12 +160,40 @@ func anchor(heading string) string {
 	return b.String()
 }
 
-// Every relative link of the README and docs/*.md names a file of the repository and, with
-// a #fragment into a Markdown file, one of its headings: the measurement reports moved
-// out of the README must stay reachable from it, and it from them.
+// Every relative link of the repository's Markdown files names a file of the repository
+// and, with a #fragment, one of its headings: the measurement reports moved out of the
+// README (docs/) must stay reachable from it, and it and the examples' READMEs from them.
 func TestDocumentLinksResolve(t *testing.T) {
 	root := filepath.Join("..", "..")
 	docs := documents(t, root)
+	// The other Markdown files (the examples' READMEs, CONTRIBUTING.md, ...) link into
+	// these and must resolve too.
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if _, ok := docs[filepath.ToSlash(rel)]; !ok {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			docs[filepath.ToSlash(rel)] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"docs/performance.md", "docs/reliability.md"} {
 		if _, ok := docs[want]; !ok {
 			t.Errorf("%s is missing", want)
