@@ -23,13 +23,13 @@ const (
 // memory) and simnode-kube (against a cluster), so that both accept the same values and
 // run the same simulation. Register them on a FlagSet, Parse it, then Check.
 type Flags struct {
-	Pods        int
-	Seed        uint64
-	Seconds     int
-	Speed       float64
-	JSON        bool
-	Patches     bool
-	SummaryOnly bool
+	Pods        int     // -pods: Config.Pods, 1..MaxPods
+	Seed        uint64  // -seed: Config.Seed
+	Seconds     int     // -seconds: Config.Seconds, 1..MaxSeconds, with Pods×Seconds ≤ MaxPodSeconds
+	Speed       float64 // -speed: simulated seconds per real second; 0 runs unpaced
+	JSON        bool    // -json: Write prints JSON
+	Patches     bool    // -patches: Write prints every PATCH body
+	SummaryOnly bool    // -summary-only: Write prints the summary only
 }
 
 // Register defines the flags on fs, with their defaults (7 pods, seed 1, 60 seconds, no
