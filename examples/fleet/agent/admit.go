@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -122,4 +124,30 @@ func (a *agent) rejectPod(e *podEntry, pod *v1.Pod) {
 	a.counts.setPhase(e.phase, v1.PodFailed)
 	e.phase = v1.PodFailed
 	a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
+}
+
+// admitListed admits the pods of the informer's first list, which arrive in the order of
+// their keys, in order of creation instead, as the kubelet admits the pods it is given at
+// once (HandlePodAdditions in pkg/kubelet/kubelet.go sorts them): when a node is full, the
+// newest are rejected. From then on every new pod is admitted as it arrives. Called once,
+// before any worker runs.
+func (a *agent) admitListed() {
+	a.pods.mu.Lock()
+	defer a.pods.mu.Unlock()
+	var listed []*podEntry
+	for _, e := range a.pods.pods {
+		if e.admitLater {
+			listed = append(listed, e)
+		}
+	}
+	slices.SortFunc(listed, func(x, y *podEntry) int {
+		p, q := x.pod.Load(), y.pod.Load()
+		return cmp.Or(p.CreationTimestamp.Compare(q.CreationTimestamp.Time),
+			cmp.Compare(p.Namespace, q.Namespace), cmp.Compare(p.Name, q.Name))
+	})
+	for _, e := range listed {
+		admitPod(e, e.pod.Load())
+		e.admitLater = false
+	}
+	a.pods.admitting = true
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 )
@@ -234,4 +236,50 @@ func testOutOfPods(t *testing.T, cfg Config, node *v1.Node) {
 		_, err := pods.Get(ctx, "p-3", metav1.GetOptions{})
 		return err != nil
 	})
+}
+
+// Pods that wait for a node when the agent starts are admitted in order of creation, as
+// the kubelet admits the pods it is given at once: on a full node the newest are
+// rejected, whatever the order of their names (the order of the informer's first list).
+func TestPodsWaitingAtStartAreAdmittedOldestFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		node *v1.Node
+	}{
+		{"created node taken over, --max-pods 2", Config{Nodes: 1, MaxPods: 2}, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0"}}},
+		{"adopted node, allocatable 2", Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}, &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+			Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("2")}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				objs := []runtime.Object{tc.node}
+				base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+				for i, name := range []string{"a", "b", "c", "d"} { // a is the newest
+					objs = append(objs, &v1.Pod{
+						ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name),
+							CreationTimestamp: metav1.NewTime(base.Add(time.Duration(10-i) * time.Minute))},
+						Spec: v1.PodSpec{NodeName: "fleet-node-0", Containers: []v1.Container{{Name: "app", Image: "app"}}},
+					})
+				}
+				cs := fake.NewClientset(objs...)
+				cfg := tc.cfg
+				cfg.Profile, cfg.ProgressInterval = "fast", -1
+				defer startFake(t, cfg, cs)()
+				want := map[string]v1.PodPhase{"a": v1.PodFailed, "b": v1.PodFailed, "c": v1.PodRunning, "d": v1.PodRunning}
+				poll(t, "c, d Running and a, b rejected", func() bool {
+					for name, ph := range want {
+						p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+						if err != nil || p.Status.Phase != ph {
+							return false
+						}
+					}
+					return true
+				})
+			})
+		})
+	}
 }

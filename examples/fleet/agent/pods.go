@@ -42,6 +42,8 @@ type podEntry struct {
 	active    bool
 	rejection string
 	rejected  bool
+	// admitLater marks an entry of the first list, whose admission admitListed decides.
+	admitLater bool
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
 	// manager's CouldHaveRunningContainers (read without mu).
 	couldRun atomic.Bool
@@ -51,6 +53,10 @@ type podEntry struct {
 type podTable struct {
 	mu   sync.RWMutex
 	pods map[types.UID]*podEntry
+	// admitting is true once the pods of the first list have been admitted
+	// (admitListed); until then new entries wait, so that they are admitted in order of
+	// creation.
+	admitting bool
 }
 
 func (t *podTable) get(uid types.UID) *podEntry {
@@ -74,7 +80,12 @@ func (a *agent) onPod(obj any) {
 	e := a.pods.pods[pod.UID]
 	if e == nil {
 		e = &podEntry{node: node}
-		admitPod(e, pod)
+		e.pod.Store(pod) // before anyone can see e (admitListed reads it)
+		if a.pods.admitting {
+			admitPod(e, pod)
+		} else {
+			e.admitLater = true
+		}
 		a.pods.pods[pod.UID] = e
 	}
 	a.pods.mu.Unlock()
