@@ -80,11 +80,13 @@ func (ad *admission) release() {
 
 // admitPod decides a new entry's admission on its node, as the kubelet's
 // HandlePodAdditions does for a pod it has not seen: a pod in a terminal phase is not
-// admitted (nor counted), a pod an earlier agent process ran is adopted, any other pod is
-// admitted or gets e.rejection. Called once per entry, before any worker sees it.
+// admitted (nor counted, nor ever run: e.finished), a pod an earlier agent process ran is
+// adopted, any other pod is admitted or gets e.rejection. Called once per entry, before
+// any worker sees it.
 func admitPod(e *podEntry, pod *v1.Pod) {
 	switch {
 	case pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed:
+		e.finished = true
 	case pod.Status.StartTime != nil:
 		e.node.admission.adopt()
 		e.active = true
@@ -102,28 +104,37 @@ func releasePod(e *podEntry) {
 	}
 }
 
-// rejectPod writes the status the kubelet writes for a pod it does not admit (rejectPod in
-// pkg/kubelet/kubelet.go): phase Failed with ReasonOutOfPods and the rejection message,
-// and the QoS class the API server gave it; and a Warning Event. The pod is terminated
-// at once (it never ran), so that the Manager deletes it when it is deleted. The caller
-// holds e.mu.
-func (a *agent) rejectPod(e *podEntry, pod *v1.Pod) {
-	a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonOutOfPods, "%s", e.rejection)
-	st := v1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: v1.PodFailed, Reason: ReasonOutOfPods, Message: rejectedPrefix + e.rejection}
-	err := a.status.SetPodStatus(pod, st)
-	if err == nil {
-		err = a.status.TerminatePod(pod)
+// settle ends a pod the agent does not run. A rejected pod gets the status the kubelet
+// writes for a pod it does not admit (rejectPod in pkg/kubelet/kubelet.go): phase Failed
+// with ReasonOutOfPods and the rejection message, and the QoS class the API server gave
+// it; and a Warning Event. A pod that was terminal when the agent first saw it (after a
+// restart: a finished job, a pod rejected earlier) keeps its status: the kubelet's pod
+// workers never start a terminal pod again (UpdatePod in pkg/kubelet/pod_workers.go), and
+// resuming one that never ran would start its containers. Either way the pod is
+// terminated in the Manager at once, so that the Manager deletes it when it is deleted.
+// The caller holds e.mu.
+func (a *agent) settle(e *podEntry, pod *v1.Pod) {
+	phase := pod.Status.Phase
+	if e.rejection != "" {
+		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonOutOfPods, "%s", e.rejection)
+		st := v1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: v1.PodFailed, Reason: ReasonOutOfPods, Message: rejectedPrefix + e.rejection}
+		if err := a.status.SetPodStatus(pod, st); err != nil {
+			a.counts.errors.Add(1)
+			a.log.Error(err, "Cannot write the rejected pod's status", "pod", klogRef(pod))
+			return
+		}
+		phase = v1.PodFailed
+		a.counts.admissionRejections.Add(1)
+		a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
 	}
-	if err != nil {
+	if err := a.status.TerminatePod(pod); err != nil {
 		a.counts.errors.Add(1)
-		a.log.Error(err, "Cannot write the rejected pod's status", "pod", klogRef(pod))
+		a.log.Error(err, "Cannot terminate a pod that does not run", "pod", klogRef(pod))
 		return
 	}
-	e.rejected = true
-	a.counts.admissionRejections.Add(1)
-	a.counts.setPhase(e.phase, v1.PodFailed)
-	e.phase = v1.PodFailed
-	a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
+	e.settled = true
+	a.counts.setPhase(e.phase, phase)
+	e.phase = phase
 }
 
 // admitListed admits the pods of the informer's first list, which arrive in the order of

@@ -138,7 +138,8 @@ func testOutOfPods(t *testing.T, cfg Config, node *v1.Node) {
 		cs = fake.NewClientset(node)
 	}
 	cfg.Profile, cfg.ProgressInterval = "fast", -1
-	defer startFake(t, cfg, cs)()
+	stop := startFake(t, cfg, cs)
+	defer func() { stop() }()
 	poll(t, "the node", func() bool {
 		_, err := cs.CoreV1().Nodes().Get(ctx, "fleet-node-0", metav1.GetOptions{})
 		return err == nil
@@ -221,6 +222,17 @@ func testOutOfPods(t *testing.T, cfg Config, node *v1.Node) {
 		want := map[bool]v1.PodPhase{true: v1.PodRunning, false: v1.PodFailed}[name != "p-3" && name != "p-5"]
 		if ph := get(name).Status.Phase; ph != want {
 			t.Errorf("%s is %s, want %s", name, ph, want)
+		}
+	}
+	// A restarted agent leaves a rejected pod as it is: Failed is final, and the pod
+	// never ran.
+	stop()
+	stop = startFake(t, cfg, cs)
+	create(7, "")
+	poll(t, "p-7 rejected by the restarted agent", phaseIs("p-7", v1.PodFailed))
+	for _, name := range []string{"p-3", "p-5", "p-7"} {
+		if p := get(name); p.Status.Reason != ReasonOutOfPods || p.Status.Message != "Pod was rejected: "+full || len(p.Status.ContainerStatuses) != 0 {
+			t.Errorf("%s after a restart: reason %q, message %q, container statuses %+v", name, p.Status.Reason, p.Status.Message, p.Status.ContainerStatuses)
 		}
 	}
 	// A rejected pod that is deleted is finished by the agent: a DELETE, as for any

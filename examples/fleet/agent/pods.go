@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,10 +39,13 @@ type podEntry struct {
 	removed bool // deleted from the informer: ignore further work
 	// Admission on the node (see admitPod), decided when the entry is made: active is
 	// true while the pod holds a place on its node; rejection is the kubelet's message
-	// for a pod the node has no room for, and rejected that its Failed status is set.
+	// for a pod the node has no room for; finished marks a pod that was terminal when
+	// first seen. Neither of the last two is ever run; settled is set once the Manager
+	// has their final status.
 	active    bool
 	rejection string
-	rejected  bool
+	finished  bool
+	settled   bool
 	// admitLater marks an entry of the first list, whose admission admitListed decides.
 	admitLater bool
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
@@ -138,10 +142,13 @@ func (a *agent) nodeAdded(name string) {
 	// In order of creation, as the kubelet admits the pods it is given at once
 	// (HandlePodAdditions in pkg/kubelet/kubelet.go): when the node is full, the newest
 	// pods are the ones rejected.
-	slices.SortStableFunc(objs, func(x, y any) int {
-		p, q := x.(*v1.Pod), y.(*v1.Pod)
-		return p.CreationTimestamp.Compare(q.CreationTimestamp.Time)
-	})
+	created := func(o any) time.Time {
+		if p, ok := o.(*v1.Pod); ok {
+			return p.CreationTimestamp.Time
+		}
+		return time.Time{}
+	}
+	slices.SortStableFunc(objs, func(x, y any) int { return created(x).Compare(created(y)) })
 	for _, o := range objs {
 		a.onPod(o)
 	}
@@ -164,9 +171,9 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
-		if e.rejection != "" {
-			if !e.rejected {
-				a.rejectPod(e, pod)
+		if e.rejection != "" || e.finished {
+			if !e.settled {
+				a.settle(e, pod)
 			}
 			return // never runs; onPod's ObservePod lets the Manager delete it once deleted
 		}
