@@ -25,22 +25,28 @@ func normalize(s string) string {
 	return strings.Join(out, "\n")
 }
 
-// snippets returns the bodies of the README's ```go blocks.
-func snippets(readme string) []string {
+// between returns each part of doc that follows start and ends where end (an index into
+// what follows start, -1 when there is none) says.
+func between(doc, start string, end func(string) int) []string {
 	var out []string
-	for rest := readme; ; {
-		i := strings.Index(rest, "```go\n")
+	for rest := doc; ; {
+		i := strings.Index(rest, start)
 		if i < 0 {
 			return out
 		}
-		rest = rest[i+len("```go\n"):]
-		j := strings.Index(rest, "```")
+		rest = rest[i+len(start):]
+		j := end(rest)
 		if j < 0 {
 			return out
 		}
 		out = append(out, rest[:j])
 		rest = rest[j:]
 	}
+}
+
+// snippets returns the bodies of a Markdown document's ```go blocks.
+func snippets(doc string) []string {
+	return between(doc, "```go\n", func(s string) int { return strings.Index(s, "```") })
 }
 
 // withoutOutput drops "// Output:" lines, which Examples have and the README does not.
@@ -52,6 +58,38 @@ func withoutOutput(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// repoFiles returns the contents of the repository's files whose names end in suffix,
+// by path from root, leaving out testdata and hidden directories.
+func repoFiles(t *testing.T, root, suffix string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, suffix) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // documents returns the user documentation whose snippets and links are checked: the
@@ -80,24 +118,8 @@ func documents(t *testing.T, root string) map[string]string {
 func TestREADMESnippetsAreCompiledCode(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var sources []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, "_test.go") {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			sources = append(sources, normalize(withoutOutput(string(b))))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, src := range repoFiles(t, root, "_test.go") {
+		sources = append(sources, normalize(withoutOutput(src)))
 	}
 	docs := documents(t, root)
 	if len(snippets(docs["README.md"])) == 0 {
@@ -129,20 +151,7 @@ func TestREADMESnippetsAreCompiledCode(t *testing.T) {
 
 // links returns the targets of the Markdown links [text](target) in doc.
 func links(doc string) []string {
-	var out []string
-	for rest := doc; ; {
-		i := strings.Index(rest, "](")
-		if i < 0 {
-			return out
-		}
-		rest = rest[i+2:]
-		j := strings.IndexAny(rest, ") \n")
-		if j < 0 {
-			return out
-		}
-		out = append(out, rest[:j])
-		rest = rest[j:]
-	}
+	return between(doc, "](", func(s string) int { return strings.IndexAny(s, ") \n") })
 }
 
 // anchor is GitHub's anchor for a Markdown heading: lower case, punctuation but '-' and
@@ -168,31 +177,10 @@ func TestDocumentLinksResolve(t *testing.T) {
 	docs := documents(t, root)
 	// The other Markdown files (the examples' READMEs, CONTRIBUTING.md, ...) link into
 	// these and must resolve too.
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for name, doc := range repoFiles(t, root, ".md") {
+		if _, ok := docs[name]; !ok {
+			docs[name] = doc
 		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".md") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		if _, ok := docs[filepath.ToSlash(rel)]; !ok {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			docs[filepath.ToSlash(rel)] = string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, want := range []string{"docs/performance.md", "docs/reliability.md"} {
 		if _, ok := docs[want]; !ok {
