@@ -9,6 +9,9 @@ import (
 	"os"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -79,6 +82,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 	cfg.Namespace, cfg.Node = fmt.Sprintf("simnode-%d", f.Seed), fmt.Sprintf("simnode-%d", f.Seed)
 	cfg.Start = now.UTC().Truncate(time.Second) // the API server stores whole seconds
 
+	if err := awaitNamespaceGone(ctx, cs, cfg.Namespace, stderr); err != nil {
+		return err
+	}
 	cluster := New(cs)
 	err = cluster.Prepare(ctx, cfg.Namespace, cfg.Node)
 	var rep *sim.Report
@@ -95,9 +101,47 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 		}
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
 		return err
 	}
 	return f.Write(stdout, rep)
+}
+
+// namespaceWait bounds the wait for the namespace of an earlier run with the same seed
+// to be deleted.
+const namespaceWait = 30 * time.Second
+
+// awaitNamespaceGone waits, saying so on stderr, while namespace is being deleted (by an
+// earlier run's clean-up: pods cannot be created in it), up to namespaceWait. The
+// namespace is named after the seed, so that a seed gives the same pod timings on every
+// run (podsim draws them from the pod's namespace and name).
+func awaitNamespaceGone(ctx context.Context, cs kubernetes.Interface, namespace string, stderr io.Writer) error {
+	terminating := func() (bool, error) {
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("get namespace %s: %w", namespace, err)
+		}
+		return ns.DeletionTimestamp != nil, nil
+	}
+	t, err := terminating()
+	if err != nil || !t {
+		return err
+	}
+	fmt.Fprintf(stderr, "simnode-kube: namespace %s is still being deleted (an earlier run's clean-up); waiting up to %v\n", namespace, namespaceWait)
+	err = wait.PollUntilContextTimeout(ctx, time.Second, namespaceWait, false, func(context.Context) (bool, error) {
+		t, err := terminating()
+		return !t, err
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s is still being deleted after %v (a server without a namespace controller, such as internal/upstream's cmd/apiserver, never deletes it): run with another -seed: %w",
+			namespace, namespaceWait, err)
+	}
+	return nil
 }
 
 // usageError is a bad command line: nothing was run.

@@ -183,3 +183,35 @@ func TestCommandSpeedAndInterrupt(t *testing.T) {
 		gone(t, cs)
 	})
 }
+
+// A namespace of the same seed still being deleted (an earlier run's clean-up) is waited
+// for, saying so, and the run goes on once it is gone; one that is never deleted ends the
+// run with an error that says to use another -seed.
+func TestCommandWaitsForTheSeedsNamespace(t *testing.T) {
+	terminating := func() *v1.Namespace {
+		now := metav1.Now()
+		return &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "simnode-1", DeletionTimestamp: &now, Finalizers: []string{"kubernetes"}}}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		cs := fakeClientset(terminating())
+		var stderr bytes.Buffer
+		err := Command(context.Background(), []string{"--kubeconfig", "k", "-seconds", "5"}, &bytes.Buffer{}, &stderr, connectTo(cs, time.Now()))
+		if err == nil || !strings.Contains(err.Error(), "-seed") || IsUsage(err) {
+			t.Errorf("Command on a namespace that stays terminating = %v, want a run error naming -seed", err)
+		}
+		if !strings.Contains(stderr.String(), "still being deleted") {
+			t.Errorf("no word of the wait on stderr: %q", stderr.String())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		cs := fakeClientset(terminating())
+		go func() {
+			time.Sleep(5 * time.Second)
+			_ = cs.CoreV1().Namespaces().Delete(context.Background(), "simnode-1", metav1.DeleteOptions{})
+		}()
+		if err := Command(context.Background(), []string{"--kubeconfig", "k", "-seconds", "5"}, &bytes.Buffer{}, &bytes.Buffer{}, connectTo(cs, time.Now())); err != nil {
+			t.Errorf("Command after the namespace went: %v", err)
+		}
+		gone(t, cs)
+	})
+}
