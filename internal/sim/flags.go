@@ -64,11 +64,14 @@ func (f *Flags) Check(args []string) error {
 	return nil
 }
 
-// Config returns the run's Config (Namespace, Node and Start are the caller's). With a
-// Speed, its Tick paces the run at Speed simulated seconds per real second and ends it
-// with ctx's error when ctx is done.
+// Config returns the run's Config (Start is the caller's). The namespace and the node are
+// named after the seed (simnode-1), in memory as on a cluster: podsim draws each pod's
+// timings from the seed and the pod's namespace and name, so that a seed gives the same
+// timeline in both. With a Speed, its Tick paces the run at Speed simulated seconds per
+// real second and ends it with ctx's error when ctx is done.
 func (f *Flags) Config(ctx context.Context) Config {
-	cfg := Config{Pods: f.Pods, Seed: f.Seed, Seconds: f.Seconds}
+	name := fmt.Sprintf("simnode-%d", f.Seed)
+	cfg := Config{Pods: f.Pods, Seed: f.Seed, Seconds: f.Seconds, Namespace: name, Node: name}
 	if f.Speed > 0 {
 		step := time.Duration(float64(time.Second) / f.Speed)
 		cfg.Tick = func(int) error {

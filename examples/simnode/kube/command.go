@@ -79,7 +79,6 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 		now = time.Now()
 	}
 	cfg := f.Config(ctx)
-	cfg.Namespace, cfg.Node = fmt.Sprintf("simnode-%d", f.Seed), fmt.Sprintf("simnode-%d", f.Seed)
 	cfg.Start = now.UTC().Truncate(time.Second) // the API server stores whole seconds
 
 	if err := awaitNamespaceGone(ctx, cs, cfg.Namespace, stderr); err != nil {

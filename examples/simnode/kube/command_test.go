@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -14,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/podstatus/podstatus/internal/sim"
 )
 
 // connectTo is an Env whose Connect returns cs, starting the simulated clock at now.
@@ -214,4 +218,55 @@ func TestCommandWaitsForTheSeedsNamespace(t *testing.T) {
 		}
 		gone(t, cs)
 	})
+}
+
+// simnode-kube runs the same simulation as simnode: for the same flags, its timeline is
+// simnode's in-memory one (examples/simnode runs sim.Run on sim.NewMemory with the same
+// sim.Flags), every condition time shifted by the difference of their starts. (The fake
+// clientset's strategic-merge patch keeps fields a real server deletes, so reasons and
+// patch digests are left out; internal/upstream/simnode compares more against a real
+// kube-apiserver.)
+func TestCommandTimelineIsSimnodes(t *testing.T) {
+	args := []string{"-seed", "3", "-seconds", "30", "-json"}
+	cs := fakeClientset()
+	var out bytes.Buffer
+	if err := Command(context.Background(), append([]string{"--kubeconfig", "k"}, args...), &out, &bytes.Buffer{}, connectTo(cs, time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC))); err != nil {
+		t.Fatalf("Command: %v", err)
+	}
+	var got sim.Report
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("simnode", flag.ContinueOnError)
+	var f sim.Flags
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.Run(context.Background(), sim.NewMemory(), f.Config(context.Background()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shift := func(r *sim.Report, e sim.Event) sim.Event {
+		if e.LastTransitionTime != "" {
+			ts, err := time.Parse(time.RFC3339, e.LastTransitionTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.LastTransitionTime = ts.Sub(r.Start).String()
+		}
+		e.Patch, e.Summary, e.Reason = nil, "", ""
+		return e
+	}
+	if len(got.Timeline) != len(want.Timeline) {
+		t.Fatalf("simnode-kube: %d events, simnode: %d", len(got.Timeline), len(want.Timeline))
+	}
+	for i := range got.Timeline {
+		if g, w := shift(&got, got.Timeline[i]), shift(want, want.Timeline[i]); !reflect.DeepEqual(g, w) {
+			t.Errorf("event %d: simnode-kube %+v, simnode %+v", i, g, w)
+		}
+	}
+	if !reflect.DeepEqual(got.Summary, want.Summary) {
+		t.Errorf("summaries differ:\nsimnode-kube %+v\nsimnode      %+v", got.Summary, want.Summary)
+	}
 }
