@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +61,21 @@ func (c *Cluster) Prepare(ctx context.Context, namespace, node string) error {
 		return fmt.Errorf("create node %s: %w", node, err)
 	}
 	return nil
+}
+
+// created describes what Prepare and CreatePod created, for a message: "7 pods,
+// namespace simnode-1, node simnode-1".
+func (c *Cluster) created() string {
+	c.mu.Lock()
+	parts := []string{fmt.Sprintf("%d pods", len(c.createdPods))}
+	c.mu.Unlock()
+	if c.createdNamespace != "" {
+		parts = append(parts, "namespace "+c.createdNamespace)
+	}
+	if c.createdNode != "" {
+		parts = append(parts, "node "+c.createdNode)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Cleanup removes what the run left: it deletes the pods CreatePod created at once

@@ -93,10 +93,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 	if !*keep {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
+		what := cluster.created()
 		if cerr := cluster.Cleanup(cctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("clean up: %w", cerr))
 		} else {
-			fmt.Fprintf(stderr, "simnode-kube: deleted the pods, namespace and node the run created (-keep leaves them)\n")
+			fmt.Fprintf(stderr, "simnode-kube: deleted %s (-keep leaves them)\n", what)
 		}
 	}
 	if err != nil {

@@ -132,8 +132,8 @@ func TestCommandCleansUp(t *testing.T) {
 		t.Fatalf("Command: %v", err)
 	}
 	gone(t, cs)
-	if !strings.Contains(stderr.String(), "-keep") {
-		t.Errorf("stderr does not say what was deleted: %q", stderr.String())
+	if want := "deleted 7 pods, namespace simnode-1, node simnode-1 (-keep leaves them)"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q does not say %q", stderr.String(), want)
 	}
 
 	cs = fakeClientset(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "simnode-1"}})
