@@ -31,7 +31,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/podstatus/podstatus/internal/sim"
 )
@@ -45,23 +44,11 @@ func main() {
 	}
 }
 
-// Bounds of a run: the simulation steps every pod every simulated second, at about 0.1 ms
-// of CPU per pod-second, so these keep a run under about half a minute.
-const (
-	maxPods       = 2000
-	maxPodSeconds = 300000
-)
-
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simnode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pods := fs.Int("pods", len(sim.Kinds()), "number of pods; their kinds cycle through "+fmt.Sprint(sim.Kinds()))
-	seed := fs.Uint64("seed", 1, "seed for every pod's timing; the same seed gives the same output")
-	seconds := fs.Int("seconds", 60, "simulated seconds to run")
-	speed := fs.Float64("speed", 0, "simulated seconds per real second; 0 runs as fast as possible on the simulated clock")
-	asJSON := fs.Bool("json", false, "print the timeline and summary as JSON")
-	patches := fs.Bool("patches", false, "print every PATCH body under its one-line digest")
-	quiet := fs.Bool("summary-only", false, "print only the summary")
+	var f sim.Flags
+	f.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: simnode [flags]\n\nRuns a simulated node against an in-memory API server and prints the condition timeline and a summary.\n"+
 			"A PATCH line lists the status fields the patch sets and, in brackets, the conditions it touches with their\n"+
@@ -71,43 +58,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch {
-	case fs.NArg() > 0:
-		return fmt.Errorf("unexpected arguments %q (see -h)", fs.Args())
-	case *pods <= 0 || *pods > maxPods:
-		return fmt.Errorf("-pods %d: want 1..%d (many more pods are the fleet agent's job: examples/fleet)", *pods, maxPods)
-	case *seconds <= 0 || *seconds > 24*3600:
-		return fmt.Errorf("-seconds %d: want 1..86400", *seconds)
-	case *pods**seconds > maxPodSeconds:
-		return fmt.Errorf("-pods %d with -seconds %d: %d pod-seconds, want at most %d (a run costs about 0.1 ms of CPU per pod-second, so that is about half a minute)",
-			*pods, *seconds, *pods**seconds, maxPodSeconds)
-	case *speed < 0:
-		return fmt.Errorf("-speed %v: want 0 (as fast as possible) or a positive factor", *speed)
+	if err := f.Check(fs.Args()); err != nil {
+		return err
 	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := sim.Config{Pods: *pods, Seed: *seed, Seconds: *seconds}
-	if *speed > 0 {
-		step := time.Duration(float64(time.Second) / *speed)
-		cfg.Tick = func(int) error {
-			select {
-			case <-time.After(step):
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
-	rep, err := sim.Run(ctx, sim.NewMemory(), cfg)
+	rep, err := sim.Run(ctx, sim.NewMemory(), f.Config(ctx))
 	if err != nil {
 		return err
 	}
-	if *quiet {
-		rep.Timeline = nil
-	}
-	if *asJSON {
-		return rep.WriteJSON(stdout)
-	}
-	return rep.WriteText(stdout, *patches)
+	return f.Write(stdout, rep)
 }

@@ -109,3 +109,14 @@ func TestHelpExplainsTheDigest(t *testing.T) {
 		t.Errorf("help does not explain ~:\n%s", errb.String())
 	}
 }
+
+func TestTextSummaryOnly(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-summary-only", "-patches"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	s := out.String()
+	if !strings.HasPrefix(s, "summary\n") || strings.Contains(s, "PATCH  ") || strings.Contains(s, "lastTransitionTime=") {
+		t.Errorf("-summary-only printed more than the summary:\n%s", s)
+	}
+}

@@ -35,6 +35,7 @@ type Cluster interface {
 	// until its node agent finishes it.
 	DeletePod(ctx context.Context, namespace, name string, now time.Time) (*v1.Pod, error)
 	// Peek returns the server's copy of the pod, as the node agent's informer sees it.
+	// Its errors name the pod.
 	Peek(ctx context.Context, namespace, name string) (*v1.Pod, error)
 }
 

@@ -333,7 +333,7 @@ func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read pod %s: %w", p.name, err)
+			return err // Cluster.Peek's errors name the pod
 		}
 		if got.ResourceVersion != p.pod.ResourceVersion {
 			mgr.ObservePod(got)

@@ -205,11 +205,12 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}}); err != nil {
 		return fmt.Errorf("agent: pod index: %w", err)
 	}
-	if _, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	podHandler, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.onPod,
 		UpdateFunc: func(_, o any) { a.onPod(o) },
 		DeleteFunc: a.onPodDelete,
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("agent: pod handler: %w", err)
 	}
 	// The informers stop with ctx; Shutdown waits for their goroutines, so none outlives
@@ -258,11 +259,13 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 			}
 		})
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced) {
+	// The handler's HasSynced: onPod has seen every pod of the first list.
+	if !cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced, podHandler.HasSynced) {
 		// ctx ended before the first list: nothing was stepped, only the node work can
 		// be pending.
 		return a.shutdown(ctx, stopLoops, &loops)
 	}
+	a.admitListed()
 
 	var workers sync.WaitGroup
 	for range r.Workers {

@@ -152,7 +152,10 @@ func testAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
 	kwokNode := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
 	realNode := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "real-node"}}
 	cs := fake.NewClientset(kwokNode, realNode)
-	stop := startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", ProgressInterval: -1}, cs)
+	// A node the informer delivers after the node loops started is reported at their next
+	// round (NodeStatusUpdateFrequency, 10 s by default: poll's own bound); 1 s keeps the
+	// test off that boundary.
+	stop := startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", ProgressInterval: -1, NodeStatusUpdateFrequency: time.Second}, cs)
 	defer stop()
 	ctx := context.Background()
 	poll(t, "the annotated node Ready", func() bool {

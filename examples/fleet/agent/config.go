@@ -99,7 +99,10 @@ type Config struct {
 	// Default 110, the kubelet's. Raise it to pack more pods on a node. An adopted node
 	// keeps the capacity it declares; one that declares none is given as many pods as
 	// its pod addresses (its spec.podCIDR, else the CIDR pool), as KWOK gives its nodes
-	// room for a million.
+	// room for a million. A node that declares a pod capacity (the nodes the agent
+	// creates, and adopted nodes whose allocatable or capacity pods are set) admits pods
+	// as the kubelet does: a pod beyond it gets phase Failed with reason ReasonOutOfPods;
+	// a node that declares none is bounded by its pod addresses only.
 	MaxPods int
 	// NodeLeaseDurationSeconds is each node Lease's leaseDurationSeconds; the Lease is
 	// renewed every quarter of it, as the kubelet does. Default 40.

@@ -29,9 +29,11 @@ type counters struct {
 	nodeStatusReports  atomic.Int64
 	deletes            atomic.Int64
 	invalidAnnotations atomic.Int64
-	errors             atomic.Int64
-	requests           atomic.Int64
-	requestErrs        atomic.Int64
+	// admissionRejections counts pods rejected with ReasonOutOfPods.
+	admissionRejections atomic.Int64
+	errors              atomic.Int64
+	requests            atomic.Int64
+	requestErrs         atomic.Int64
 
 	requestsVec *prometheus.CounterVec
 }
@@ -96,6 +98,15 @@ func (c *counters) register(reg prometheus.Registerer) error {
 		if err := reg.Register(g); err != nil {
 			return err
 		}
+	}
+	// The kubelet's own name (pkg/kubelet/metrics: AdmissionRejectionsTotal); OutOfpods is
+	// the one reason the agent rejects pods for.
+	if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name:        "kubelet_admission_rejections_total",
+		Help:        "Cumulative number pod admission rejections by the Kubelet.",
+		ConstLabels: prometheus.Labels{"reason": ReasonOutOfPods},
+	}, func() float64 { return float64(c.admissionRejections.Load()) })); err != nil {
+		return err
 	}
 	for _, m := range []struct {
 		name, help string
@@ -179,6 +190,7 @@ func (a *agent) logProgress() {
 	kv = append(kv,
 		"statusChanges", c.statusChanges.Load(), "statusPatches", c.patches.Load(), "statusPatchErrors", c.patchErrs.Load(),
 		"leaseRenewals", c.leaseRenewals.Load(), "deletes", c.deletes.Load(), "invalidAnnotations", c.invalidAnnotations.Load(),
+		"rejected", c.admissionRejections.Load(),
 		"requests", c.requests.Load(), "requestErrors", c.requestErrs.Load(), "errors", c.errors.Load())
 	a.log.Info("Progress", kv...)
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,7 +38,10 @@ func testKWOKNode(t *testing.T, cidr string) {
 			Addresses: []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: "10.0.0.9"}}},
 	}
 	cs := fake.NewClientset(kwok, declared)
-	defer startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: cidr, Profile: "fast", ProgressInterval: -1}, cs)()
+	// NodeStatusUpdateFrequency 1 s: a node adopted after the node loops started is
+	// reported at their next round, which must come well within poll's bound.
+	defer startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: cidr, Profile: "fast", ProgressInterval: -1,
+		NodeStatusUpdateFrequency: time.Second}, cs)()
 	for i := range pods {
 		pod := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("p-%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))},

@@ -39,6 +39,9 @@ type nodeState struct {
 	fill map[string]any
 	sim  podsim.Node
 	ipam *podsim.IPAM
+	// admission holds the pods the node runs to the pod capacity it declares (the
+	// kubelet's OutOfpods); a node that declares none is bounded by its pod addresses only.
+	admission admission
 
 	lease      *coordinationv1.Lease
 	lastReport time.Time
@@ -348,7 +351,11 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 		}
 	}
 	ns.sim = podsim.Node{Name: n.Name, HostIPs: ips}
-	if _, declared := n.Status.Capacity[v1.ResourcePods]; !declared && !created {
+	if created {
+		ns.admission.bounded, ns.admission.capacity = true, int64(a.cfg.MaxPods)
+	} else if pods, declared := declaredPods(n); declared {
+		ns.admission.bounded, ns.admission.capacity = true, pods
+	} else {
 		// A node that declares no pod capacity (a KWOK user's node) holds as many pods
 		// as it has pod addresses; the kubelet's OutOfpods needs a declared capacity.
 		res := nodeResources(podAddresses(cidr))

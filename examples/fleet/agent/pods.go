@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +37,17 @@ type podEntry struct {
 	simRV   string // resourceVersion last given to sim
 	phase   v1.PodPhase
 	removed bool // deleted from the informer: ignore further work
+	// Admission on the node (see admitPod), decided when the entry is made: active is
+	// true while the pod holds a place on its node; rejection is the kubelet's message
+	// for a pod the node has no room for; finished marks a pod that was terminal when
+	// first seen. Neither of the last two is ever run; settled is set once the Manager
+	// has their final status.
+	active    bool
+	rejection string
+	finished  bool
+	settled   bool
+	// admitLater marks an entry of the first list, whose admission admitListed decides.
+	admitLater bool
 	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
 	// manager's CouldHaveRunningContainers (read without mu).
 	couldRun atomic.Bool
@@ -44,6 +57,10 @@ type podEntry struct {
 type podTable struct {
 	mu   sync.RWMutex
 	pods map[types.UID]*podEntry
+	// admitting is true once the pods of the first list have been admitted
+	// (admitListed); until then new entries wait, so that they are admitted in order of
+	// creation.
+	admitting bool
 }
 
 func (t *podTable) get(uid types.UID) *podEntry {
@@ -67,6 +84,12 @@ func (a *agent) onPod(obj any) {
 	e := a.pods.pods[pod.UID]
 	if e == nil {
 		e = &podEntry{node: node}
+		e.pod.Store(pod) // before anyone can see e (admitListed reads it)
+		if a.pods.admitting {
+			admitPod(e, pod)
+		} else {
+			e.admitLater = true
+		}
 		a.pods.pods[pod.UID] = e
 	}
 	a.pods.mu.Unlock()
@@ -95,6 +118,7 @@ func (a *agent) onPodDelete(obj any) {
 		// (the Manager would GET a pod that is gone).
 		e.mu.Lock()
 		e.removed = true
+		releasePod(e)
 		if e.sim != nil {
 			e.sim.Release()
 			e.sim = nil
@@ -115,6 +139,16 @@ func (a *agent) nodeAdded(name string) {
 	if err != nil {
 		return
 	}
+	// In order of creation, as the kubelet admits the pods it is given at once
+	// (HandlePodAdditions in pkg/kubelet/kubelet.go): when the node is full, the newest
+	// pods are the ones rejected.
+	created := func(o any) time.Time {
+		if p, ok := o.(*v1.Pod); ok {
+			return p.CreationTimestamp.Time
+		}
+		return time.Time{}
+	}
+	slices.SortStableFunc(objs, func(x, y any) int { return created(x).Compare(created(y)) })
 	for _, o := range objs {
 		a.onPod(o)
 	}
@@ -137,6 +171,12 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	now := a.cfg.Clock.Now()
 	if e.sim == nil {
+		if e.rejection != "" || e.finished {
+			if !e.settled {
+				a.settle(e, pod)
+			}
+			return // never runs; onPod's ObservePod lets the Manager delete it once deleted
+		}
 		if !a.startSim(e, pod) {
 			return
 		}
@@ -146,6 +186,9 @@ func (a *agent) syncPod(uid types.UID) {
 	}
 	facts := e.sim.Advance()
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
+	if facts.Stopped {
+		releasePod(e) // known terminated: no longer one of the node's active pods
+	}
 	in := facts.Input(pod, nil)
 	var previous *v1.PodStatus
 	if a.cfg.OnStatus != nil {

@@ -6,7 +6,10 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,6 +27,10 @@ import (
 type Cluster struct {
 	*kubeclient.Client
 	cs kubernetes.Interface
+	// What Prepare and CreatePod created, for Cleanup: names, "" when it existed already.
+	createdNamespace, createdNode string
+	mu                            sync.Mutex
+	createdPods                   []*v1.Pod
 }
 
 var _ sim.Cluster = (*Cluster)(nil)
@@ -36,18 +43,70 @@ func New(cs kubernetes.Interface) *Cluster {
 
 // Prepare creates the namespace and the Node object the simulated pods are bound to (pods
 // bound to a node that does not exist are garbage-collected by the pod GC controller). An
-// existing node or namespace is fine.
+// existing node or namespace is fine. Cleanup deletes what it created.
 func (c *Cluster) Prepare(ctx context.Context, namespace, node string) error {
 	_, err := c.cs.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	switch {
+	case err == nil:
+		c.createdNamespace = namespace
+	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create namespace %s: %w", namespace, err)
 	}
 	_, err = c.cs.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
 		Labels: map[string]string{"podstatus.dev/simulated": "true"}}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	switch {
+	case err == nil:
+		c.createdNode = node
+	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create node %s: %w", node, err)
 	}
 	return nil
+}
+
+// created describes what Prepare and CreatePod created, for a message: "7 pods,
+// namespace simnode-1, node simnode-1".
+func (c *Cluster) created() string {
+	c.mu.Lock()
+	parts := []string{fmt.Sprintf("%d pods", len(c.createdPods))}
+	c.mu.Unlock()
+	if c.createdNamespace != "" {
+		parts = append(parts, "namespace "+c.createdNamespace)
+	}
+	if c.createdNode != "" {
+		parts = append(parts, "node "+c.createdNode)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Cleanup removes what the run left: it deletes the pods CreatePod created at once
+// (grace period 0 and a UID precondition: no kubelet finishes them once the simulation
+// has stopped, and a namespace holding terminating pods is never deleted), then the
+// namespace and the node, if Prepare created them. Everything is attempted; the errors
+// are joined.
+func (c *Cluster) Cleanup(ctx context.Context) error {
+	var errs []error
+	c.mu.Lock()
+	pods := c.createdPods
+	c.createdPods = nil
+	c.mu.Unlock()
+	for _, p := range pods {
+		if err := c.DeleteFinishedPod(ctx, p.Namespace, p.Name, p.UID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.createdNamespace != "" {
+		err := c.cs.CoreV1().Namespaces().Delete(ctx, c.createdNamespace, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", c.createdNamespace, err))
+		}
+	}
+	if c.createdNode != "" {
+		err := c.cs.CoreV1().Nodes().Delete(ctx, c.createdNode, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete node %s: %w", c.createdNode, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CreatePod implements sim.Cluster.
@@ -56,6 +115,9 @@ func (c *Cluster) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
+	c.mu.Lock()
+	c.createdPods = append(c.createdPods, p)
+	c.mu.Unlock()
 	return p, nil
 }
 

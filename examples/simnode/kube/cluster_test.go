@@ -16,12 +16,11 @@ import (
 	"github.com/podstatus/podstatus/internal/sim"
 )
 
-// TestRunAgainstFakeClientset runs the simulation through client-go (a fake clientset that
-// applies strategic-merge patches like a server) and checks it ends as in memory. The run
-// against a real kube-apiserver is in internal/upstream.
-func TestRunAgainstFakeClientset(t *testing.T) {
-	ctx := context.Background()
-	cs := fake.NewClientset()
+// fakeClientset is a fake clientset that behaves as an API server where the simulation
+// needs it to: it assigns UIDs, and deletes a pod gracefully (a deletionTimestamp) unless
+// the grace period is 0.
+func fakeClientset(objs ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objs...)
 	// The fake clientset does not assign UIDs as a real API server does.
 	n := 0
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -47,7 +46,15 @@ func TestRunAgainstFakeClientset(t *testing.T) {
 		p.Generation++ // a graceful deletion bumps the generation
 		return true, nil, cs.Tracker().Update(v1.SchemeGroupVersion.WithResource("pods"), p, d.GetNamespace())
 	})
-	c := New(cs)
+	return cs
+}
+
+// TestRunAgainstFakeClientset runs the simulation through client-go (a fake clientset that
+// applies strategic-merge patches like a server) and checks it ends as in memory. The run
+// against a real kube-apiserver is in internal/upstream.
+func TestRunAgainstFakeClientset(t *testing.T) {
+	ctx := context.Background()
+	c := New(fakeClientset())
 	if err := c.Prepare(ctx, "simnode-1", "simnode-1"); err != nil {
 		t.Fatalf("Prepare: %v", err)
 	}

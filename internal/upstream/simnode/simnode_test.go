@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/podstatus/podstatus/examples/simnode/kube"
 	"github.com/podstatus/podstatus/internal/sim"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
@@ -42,6 +45,21 @@ func TestSimulatedNodeAgainstRealAPIServer(t *testing.T) {
 	}
 	if s.RequestsPerChange > 1.05 {
 		t.Errorf("requests per change %.2f, want ≤ 1.05", s.RequestsPerChange)
+	}
+	// simnode-kube's clean-up on a real server: the pods are gone at once (grace period
+	// 0), the namespace is being deleted (this server runs no namespace controller to
+	// finish it) and the node is gone.
+	if err := cluster.Cleanup(ctx); err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	if pods, err := srv.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err != nil || len(pods.Items) != 0 {
+		t.Errorf("after Cleanup: %d pods left (%v)", len(pods.Items), err)
+	}
+	if n, err := srv.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
+		t.Errorf("after Cleanup: namespace %s not being deleted", ns)
+	}
+	if _, err := srv.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after Cleanup: node %s: %v, want NotFound", node, err)
 	}
 	msg := fmt.Sprintf("simnode against kube-apiserver: %d pods, %d status changes, %d PATCHes (all accepted), %d GETs, %.2f requests per change",
 		s.Pods, s.StatusChanges, s.PatchesSent, s.Gets, s.RequestsPerChange)

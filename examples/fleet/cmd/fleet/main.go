@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
 	fs.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
 	fs.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
-	fs.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR")
+	fs.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR. A pod beyond it is rejected as the kubelet rejects it (Failed, reason OutOfpods)")
 	fs.StringVar(&cfg.CIDR, "cidr", "", "Pod IP range of the managed nodes without a spec.podCIDR, shared by them (KWOK's --cidr); default: a free /14 the agent picks")
 	fs.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP (an IP address) of the created nodes; default: a distinct address per node")
 	fs.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")

@@ -2,65 +2,42 @@
 //
 //	cd examples/simnode/kube && go run ./cmd/simnode-kube --kubeconfig ~/.kube/config
 //
-// It creates a namespace and a Node object named after the seed, creates the simulated
-// pods bound to that node, and drives their statuses with podstatus exactly as the
-// in-memory run does (on a simulated clock, so condition times are simulated times). Use
-// a test cluster: nothing else should run a kubelet for the node it creates. The pods and
-// the namespace are left for you to inspect; delete the namespace and the node when done.
+// It takes simnode's flags (-pods, -seed, -seconds, -speed, -json, -patches,
+// -summary-only, with the same bounds) plus --kubeconfig and -keep. It creates a
+// namespace and a Node object named after the seed, creates the simulated pods bound to
+// that node, and drives their statuses with podstatus exactly as the in-memory run does,
+// on a simulated clock that starts at the wall-clock time of the start (so condition
+// times follow the server's creationTimestamps) and runs as fast as it can, or at -speed
+// simulated seconds per real second. At the end, and on SIGINT, it deletes the pods, and
+// the namespace and node if it created them; -keep leaves them for inspection. Use a
+// test cluster: nothing else should run a kubelet for the node it creates. See
+// kube.Command.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+	"syscall"
 
 	"github.com/podstatus/podstatus/examples/simnode/kube"
-	"github.com/podstatus/podstatus/internal/sim"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "path to the kubeconfig of the cluster to run against (required)")
-	pods := flag.Int("pods", len(sim.Kinds()), "number of pods")
-	seed := flag.Uint64("seed", 1, "seed for every pod's timing")
-	seconds := flag.Int("seconds", 60, "simulated seconds to run")
-	asJSON := flag.Bool("json", false, "print the report as JSON")
-	flag.Parse()
-	if *kubeconfig == "" {
-		fmt.Fprintln(os.Stderr, "simnode-kube: --kubeconfig is required (or set KUBECONFIG)")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := kube.Command(ctx, os.Args[1:], os.Stdout, os.Stderr, kube.Env{})
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "simnode-kube: load kubeconfig:", err)
-		os.Exit(1)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "simnode-kube: client:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ns, node := fmt.Sprintf("simnode-%d", *seed), fmt.Sprintf("simnode-%d", *seed)
-	cluster := kube.New(cs)
-	if err := cluster.Prepare(ctx, ns, node); err != nil {
+	case kube.IsUsage(err):
 		fmt.Fprintln(os.Stderr, "simnode-kube:", err)
-		os.Exit(1)
-	}
-	rep, err := sim.Run(ctx, cluster, sim.Config{Pods: *pods, Seed: *seed, Seconds: *seconds, Namespace: ns, Node: node})
-	if err == nil {
-		if *asJSON {
-			err = rep.WriteJSON(os.Stdout)
-		} else {
-			err = rep.WriteText(os.Stdout, false)
-		}
-	}
-	if err != nil {
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "simnode-kube:", err)
 		os.Exit(1)
 	}
