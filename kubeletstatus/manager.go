@@ -87,7 +87,7 @@ func NewManagerWithOptions(kubeClient clientset.Interface, podManager kubeletsta
 		if fm == "" {
 			fm = DefaultFieldManager
 		}
-		kc := &client{Client: kubeclient.New(kubeClient.CoreV1(), fm), latency: podStartupLatencyHelper}
+		kc := &client{Client: kubeclient.New(kubeClient.CoreV1(), fm), latency: podStartupLatencyHelper, forget: a.forget}
 		c, so.Deleter = kc, kc
 	}
 	a.inner = status.NewManager(c, so)
@@ -134,6 +134,8 @@ var _ kubeletstatus.Manager = (*adapter)(nil)
 type client struct {
 	*kubeclient.Client
 	latency kubeletstatus.PodStartupLatencyStateHelper
+	// forget drops a deleted pod's cached status (status.Manager.ForgetPod).
+	forget func(types.UID)
 }
 
 // PatchPodStatus sends the PATCH and, when it succeeded, hands the stored pod to the
@@ -148,13 +150,28 @@ func (c *client) PatchPodStatus(ctx context.Context, namespace, name string, pat
 }
 
 // DeletePod deletes the pod (grace period 0, UID precondition) and, when it is gone,
-// drops its startup-latency state, as the kubelet's deletePodStatus does.
+// drops its cached status and its startup-latency state, as the kubelet's deletePodStatus
+// does after the DELETE: GetPodStatus then reports no status, as in the kubelet, where
+// podstatus's Manager alone would keep the last status as a tombstone until
+// RemoveOrphanedStatuses. The Manager holds no lock during the request, so forgetting
+// the pod here is safe; its sync of the pod ends without recording anything.
 func (c *client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
 	err := c.Client.DeletePod(ctx, namespace, name, uid)
-	if err == nil && c.latency != nil {
-		c.latency.DeletePodStartupState(uid)
+	if err == nil {
+		c.forget(uid)
+		if c.latency != nil {
+			c.latency.DeletePodStartupState(uid)
+		}
 	}
 	return err
+}
+
+// forget drops everything cached for a pod the adapter deleted.
+func (a *adapter) forget(uid types.UID) {
+	a.inner.ForgetPod(uid)
+	a.mu.Lock()
+	delete(a.changes, uid)
+	a.mu.Unlock()
 }
 
 func (a *adapter) onChange(ev status.ChangeEvent) {

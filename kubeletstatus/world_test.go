@@ -115,8 +115,11 @@ type world struct {
 	latency *fakeLatency
 	m       kubeletstatus.Manager
 
-	rvMu sync.Mutex
-	rv   int64
+	// writeMu makes each write to the fake server atomic: the patch reactor's apply and
+	// resourceVersion stamp, and another writer's read-modify-write. Without it, a
+	// write landing between the two stores of a PATCH would be lost.
+	writeMu sync.Mutex
+	rv      int64
 }
 
 // newWorld makes a node with pod on the server and in the pod manager; newManager builds
@@ -130,6 +133,8 @@ func newWorld(t *testing.T, pod *v1.Pod, newManager func(kubeClient *fake.Client
 	// The fake tracker does not write resourceVersions; an API server does, and the
 	// Manager orders the copies it sees by them.
 	w.cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		w.writeMu.Lock()
+		defer w.writeMu.Unlock()
 		_, obj, err := k8stesting.ObjectReaction(w.cs.Tracker())(a)
 		if err != nil {
 			return true, nil, err
@@ -146,9 +151,8 @@ func newWorld(t *testing.T, pod *v1.Pod, newManager func(kubeClient *fake.Client
 	return w
 }
 
+// nextRV returns the next resourceVersion; w.writeMu must be held.
 func (w *world) nextRV() string {
-	w.rvMu.Lock()
-	defer w.rvMu.Unlock()
 	w.rv++
 	return strconv.FormatInt(w.rv, 10)
 }
@@ -180,10 +184,13 @@ func (w *world) informer(name string) *v1.Pod {
 // not counted as the node's request. The pod manager hears of it.
 func (w *world) otherWriter(name string, change func(*v1.Pod)) *v1.Pod {
 	w.t.Helper()
+	w.writeMu.Lock()
 	p := w.server(name).DeepCopy()
 	change(p)
 	p.ResourceVersion = w.nextRV()
-	if err := w.cs.Tracker().Update(podsGVR, p, p.Namespace, metav1.UpdateOptions{}); err != nil {
+	err := w.cs.Tracker().Update(podsGVR, p, p.Namespace, metav1.UpdateOptions{})
+	w.writeMu.Unlock()
+	if err != nil {
 		w.t.Fatalf("other writer: %v", err)
 	}
 	return w.informer(name)
