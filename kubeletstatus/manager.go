@@ -172,6 +172,17 @@ func (a *adapter) forget(uid types.UID) {
 	a.mu.Lock()
 	delete(a.changes, uid)
 	a.mu.Unlock()
+	a.dropResize(uid)
+}
+
+// dropResize clears the pod's resize conditions in the kubelet's manager, as its
+// deletePodStatus and RemoveOrphanedStatuses do for the pods it caches (it caches no
+// status of an API pod here, so it would not): a pending resize is recorded as ended by
+// termination. The kubelet's manager keeps an empty entry for the UID (its Clear methods
+// do not delete the map key): a few dozen bytes per pod that ever had a resize condition.
+func (a *adapter) dropResize(uid types.UID) {
+	a.legacy.ClearPodResizePendingCondition(uid, metrics.DeferredResizeResolutionTerminated)
+	a.legacy.ClearPodResizeInProgressCondition(uid)
 }
 
 func (a *adapter) onChange(ev status.ChangeEvent) {
@@ -189,6 +200,7 @@ func (a *adapter) onSkip(ev status.SkipEvent) {
 	a.mu.Lock()
 	delete(a.changes, ev.Pod.UID)
 	a.mu.Unlock()
+	a.dropResize(ev.Pod.UID)
 	if a.latency != nil {
 		a.latency.DeletePodStartupState(ev.Pod.UID)
 	}
@@ -444,17 +456,22 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 }
 
 // RemoveOrphanedStatuses forgets every pod whose UID is not in podUIDs, in both
-// managers (the kubelet's also drops their resize conditions).
+// managers, with their resize conditions (see dropResize).
 func (a *adapter) RemoveOrphanedStatuses(logger klog.Logger, podUIDs map[types.UID]bool) {
 	a.inner.RemoveOrphanedStatuses(podUIDs)
 	a.legacy.RemoveOrphanedStatuses(logger, podUIDs)
+	var orphans []types.UID
 	a.mu.Lock()
 	for uid := range a.changes {
 		if !podUIDs[uid] {
 			delete(a.changes, uid)
+			orphans = append(orphans, uid)
 		}
 	}
 	a.mu.Unlock()
+	for _, uid := range orphans {
+		a.dropResize(uid)
+	}
 }
 
 // GetPodResizeConditions is the kubelet's, delegated (see the package documentation).
