@@ -32,19 +32,19 @@
 //
 //   - One request per status change. The kubelet's syncPod
 //     (pkg/kubelet/status/status_manager.go) GETs the pod before every PATCH; here the
-//     patch is computed against the newest server copy the Manager holds: the pod passed
-//     to SetPodStatus and TerminatePod, the pod manager's copy (read on
-//     SetContainerReadiness, SetContainerStartup, SetPodVolumeHealth and every sync
-//     period), or the last PATCH response. A GET is made only when there is none or after
-//     an error.
+//     patch is computed against the newest server copy the Manager holds: the first pod
+//     passed to SetPodStatus, then each PATCH response. A GET is made only when there is
+//     none, after an error, when the periodic reconcile finds drift, or when the pod got
+//     a deletionTimestamp the Manager has not seen on the server.
 //   - The kubelet's periodic reconcile (needsReconcile in syncBatch) reads the pod
-//     manager every sync period and sends nothing unless a kubelet-owned field drifted;
-//     so does the adapter, through status.Manager.ObservePod.
-//   - Readiness gates: a gate condition another controller flipped is re-evaluated into
-//     Ready as soon as a newer copy of the pod reaches the Manager (the pod manager's,
-//     or a PATCH response), with the readiness engine. In a kubelet, HandlePodReconcile
-//     (pkg/kubelet/kubelet.go) also resyncs such a pod (NeedToReconcilePodReadiness), so
-//     the difference is who gets there first, not whether Ready follows.
+//     manager every sync period and makes a request only when a kubelet-owned field
+//     drifted; so does the adapter, through status.Manager.Reconcile (the pod manager's
+//     copies keep the resourceVersion the kubelet first saw, so they are compared, never
+//     used as a patch base).
+//   - Readiness gates: Ready follows a gate when the kubelet resyncs the pod
+//     (HandlePodReconcile in pkg/kubelet/kubelet.go, NeedToReconcilePodReadiness), as
+//     before; podstatus also re-evaluates Ready, with its readiness engine, when a PATCH
+//     response shows a gate another controller flipped.
 //   - lastTransitionTime respects the server (kubernetes#119514): a condition whose
 //     Status the node lifecycle controller flipped gets a fresh time when the kubelet
 //     flips it back, instead of its old one. Options.Status.UpstreamTransitionTimes

@@ -254,10 +254,14 @@ func (a *adapter) Start(ctx context.Context) {
 	go a.reconcile(ctx)
 }
 
-// reconcile hands the pod manager's copy of every cached API pod to podstatus's Manager
-// every sync period: the kubelet's needsReconcile (syncBatch), which reads the same
-// informer-fed copies and sends a request only when a kubelet-owned field drifted; it
-// also re-queues a terminated pod whose deletion became possible (needsUpdate).
+// reconcile hands the pod manager's copy of every cached API pod to podstatus's
+// status.Manager.Reconcile every sync period: the kubelet's needsReconcile (syncBatch),
+// which reads the same copies and makes requests (a GET, then a PATCH if still needed)
+// only when a kubelet-owned field drifted; a copy with a deletionTimestamp the Manager
+// has not seen on the server makes it GET the pod, so a terminated pod is deleted
+// (needsUpdate and canBeDeleted). Reconcile, not ObservePod: the pod manager's copies
+// keep the resourceVersion the kubelet's pod config first saw (checkAndUpdatePod in
+// pkg/kubelet/config/config.go), which cannot order them.
 func (a *adapter) reconcile(ctx context.Context) {
 	t := a.clock.NewTicker(a.period)
 	defer t.Stop()
@@ -275,7 +279,7 @@ func (a *adapter) reconcile(ctx context.Context) {
 		a.mu.Unlock()
 		for _, uid := range uids {
 			if pod, ok := a.podManager.GetPodByUID(uid); ok && !kubetypes.IsStaticPod(pod) {
-				a.inner.ObservePod(pod)
+				a.inner.Reconcile(pod)
 			}
 		}
 	}
@@ -326,9 +330,12 @@ func (a *adapter) hasNotifiers() bool {
 
 // SetPodStatus caches status for pod and queues it, with the kubelet's rules (see
 // status.Manager.SetPodStatus), and returns the cached status and whether it changed.
-// pod becomes the base of the next PATCH when it is newer than the one the Manager has,
-// so no GET precedes it. A status the kubelet's rules reject is logged at the kubelet's
-// level and the cached one returned. "changed" is true for a change of a kubelet-owned
+// The first pod the Manager sees becomes the base of its first PATCH, so no GET precedes
+// it; later PATCHes are computed against the previous PATCH's response (the kubelet's
+// pod copies keep their first resourceVersion, so ObservePod ignores them afterwards).
+// A pod with a deletionTimestamp the Manager has not seen on the server makes the next
+// sync GET it first (status.Manager.Reconcile). A status the kubelet's rules reject is
+// logged at the kubelet's level and the cached one returned. "changed" is true for a change of a kubelet-owned
 // field and for a pod with a deletionTimestamp (always a new version, as in the kubelet);
 // another call changing the same pod at the same moment may make it true too.
 func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus) (v1.PodStatus, bool) {
@@ -345,6 +352,7 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 	if err != nil {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 	}
+	a.inner.Reconcile(pod)
 	changed := err == nil && (a.count(pod.UID) != before || pod.DeletionTimestamp != nil)
 	if changed {
 		a.notify(logger, pod, !hadStatus && pod.DeletionTimestamp == nil, false)
@@ -355,8 +363,8 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 
 // SetContainerReadiness sets the readiness of the container and regenerates Ready and
 // ContainersReady with podstatus's readiness engine (the kubelet's generators), reading
-// readiness gates from the newest copy of the pod: the pod manager's, which it hands to
-// the Manager first. An update for a pod the pod manager no longer has, a pod with no
+// readiness gates from the conditions of the last SetPodStatus (as the kubelet reads its
+// cached status), or from a newer server copy. An update for a pod the pod manager no longer has, a pod with no
 // cached status, or an unknown container is logged and dropped, as in the kubelet.
 func (a *adapter) SetContainerReadiness(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, ready bool) {
 	pod, ok := a.podManager.GetPodByUID(podUID)
@@ -395,7 +403,6 @@ func (a *adapter) SetContainerStartup(logger klog.Logger, podUID types.UID, cont
 // the kubelet logs the same case ("Container <what> changed before pod has synced", "...
 // for unknown container").
 func (a *adapter) setContainer(logger klog.Logger, pod *v1.Pod, containerID kubecontainer.ContainerID, what string, set func() error) {
-	a.inner.ObservePod(pod)
 	before := a.count(pod.UID)
 	err := set()
 	switch {
@@ -422,7 +429,6 @@ func (a *adapter) SetPodVolumeHealth(logger klog.Logger, podUID types.UID, volum
 	if kubetypes.IsStaticPod(pod) {
 		return a.legacy.SetPodVolumeHealth(logger, podUID, volumeName, conds)
 	}
-	a.inner.ObservePod(pod)
 	changed, err := a.inner.SetPodVolumeHealth(pod.UID, volumeName, conds)
 	switch {
 	case errors.Is(err, status.ErrPodNotFound):
@@ -452,6 +458,7 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return
 	}
+	a.inner.Reconcile(pod)
 	a.notify(logger, pod, false, true)
 }
 

@@ -40,9 +40,10 @@ func newUpstream(cs *fake.Clientset, pm kubeletstatus.PodManager, safety kubelet
 
 // TestKubeletCallSequence drives the adapter through the calls the kubelet makes for one
 // pod's life (pod worker SetPodStatus, prober SetContainerReadiness, a readiness gate
-// flipped by a controller, deletion: SetPodStatus of the terminal status, TerminatePod,
-// then the UID-preconditioned DELETE) with the loops Start runs, and checks the server's
-// status, the requests, the latency tracker's and the notifier's calls after each step.
+// flipped by a controller, Ready drifting on the server, deletion: SetPodStatus of the
+// terminal status, TerminatePod, then the UID-preconditioned DELETE) with the loops
+// Start runs, and checks the server's status, the requests, the latency tracker's and
+// the notifier's calls after each step.
 func TestKubeletCallSequence(t *testing.T) {
 	ctx := testContext(t)
 	logger := klog.Background()
@@ -55,18 +56,36 @@ func TestKubeletCallSequence(t *testing.T) {
 	w.safety.set(uid, true)
 	w.m.Start(ctx)
 	patches := 0
-	// settle waits for every change to be on the server (Sync returns once Run or it
-	// has sent them) and checks the requests made since the last step.
-	settle := func(step string, want map[string]int) {
+	// settleTicks waits for every change to be on the server (Sync returns once Run or
+	// it has sent them), hands the server's copy to the pod manager as the informer
+	// would, and checks the requests made since the last step. Steps that stepped the
+	// clock may have left one tick of the reconcile pending, which may read the pod
+	// manager before the informer caught up with the last PATCH and cost one GET (and no
+	// PATCH): extraGets allows for it.
+	settleTicks := func(step string, want map[string]int, extraGets int) {
 		t.Helper()
 		if err := a.inner.Sync(ctx); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
+		if w.server("web") != nil {
+			w.informer("web")
+		}
 		got := w.requests()
+		gets := got["get"]
+		if gets >= want["get"] && gets <= want["get"]+extraGets {
+			got["get"] = want["get"]
+		}
+		if got["get"] == 0 {
+			delete(got, "get")
+		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s: requests %v, want %v", step, got, want)
+			t.Fatalf("%s: requests %v (GETs %d), want %v (GETs up to %d more)", step, got, gets, want, extraGets)
 		}
 		patches += want["patch"]
+	}
+	settle := func(step string, want map[string]int) {
+		t.Helper()
+		settleTicks(step, want, 0)
 	}
 	cond := func(step string, ct v1.PodConditionType, want v1.ConditionStatus) {
 		t.Helper()
@@ -121,23 +140,40 @@ func TestKubeletCallSequence(t *testing.T) {
 	w.m.SetContainerStartup(logger, "no-such-uid", appID, true)
 	settle("no-ops", map[string]int{})
 
-	// 4. A controller sets the readiness gate. No call of the interface: the adapter's
-	// reconcile reads the pod manager every sync period and Ready follows (the kubelet's
-	// own resync would call SetPodStatus; podstatus does not wait for it).
-	w.otherWriter("web", func(p *v1.Pod) {
+	// 4. A controller sets the readiness gate; the kubelet's HandlePodReconcile resyncs the
+	// pod and the pod worker sets the status again.
+	pod = w.otherWriter("web", func(p *v1.Pod) {
 		p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: gate, Status: v1.ConditionTrue, LastTransitionTime: t0})
 	})
-	eventually(t, "Ready after the gate flip", func() error {
-		clk.Step(status.DefaultSyncPeriod)
-		if s, _ := w.m.GetPodStatus(uid); condOf(s.Conditions, v1.PodReady) != nil && condOf(s.Conditions, v1.PodReady).Status == v1.ConditionTrue {
-			return nil
-		}
-		return fmt.Errorf("cached Ready is not True")
-	})
+	appReady := running("app", appID.String())
+	appReady.Ready = true
+	st = kubeletStatus(pod, v1.PodRunning, []v1.ContainerStatus{exited("init", "containerd://init1", 0), sidecar}, []v1.ContainerStatus{appReady})
+	if _, changed := w.m.SetPodStatus(logger, pod, st); !changed {
+		t.Fatal("gate: changed = false")
+	}
 	settle("gate", map[string]int{"patch": 1})
 	cond("gate", v1.PodReady, v1.ConditionTrue)
 
-	// 5. Deletion: the pod worker stops the containers, reports the terminal status and
+	// 5. Drift: the node lifecycle controller sets Ready False on the server. No call of
+	// the interface: the reconcile that reads the pod manager every sync period finds it,
+	// GETs the pod and restores Ready, as the kubelet's needsReconcile does.
+	w.otherWriter("web", func(p *v1.Pod) {
+		for i := range p.Status.Conditions {
+			if p.Status.Conditions[i].Type == v1.PodReady {
+				p.Status.Conditions[i].Status, p.Status.Conditions[i].Reason = v1.ConditionFalse, "NodeNotReady"
+			}
+		}
+	})
+	eventually(t, "Ready restored after drift", func() error {
+		clk.Step(status.DefaultSyncPeriod)
+		if c := condOf(w.server("web").Status.Conditions, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+			return fmt.Errorf("server's Ready = %+v", c)
+		}
+		return nil
+	})
+	settleTicks("drift", map[string]int{"get": 1, "patch": 1}, 1)
+
+	// 6. Deletion: the pod worker stops the containers, reports the terminal status and
 	// terminates the pod; the status goes out, then the DELETE.
 	w.otherWriter("web", func(p *v1.Pod) {
 		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &metav1.Time{Time: t0.Add(time.Minute)}, new(int64(30))
@@ -152,8 +188,13 @@ func TestKubeletCallSequence(t *testing.T) {
 	if err := a.inner.Sync(ctx); err != nil {
 		t.Fatalf("deletion: %v", err)
 	}
+	for _, ac := range w.cs.Actions() {
+		t.Logf("DEBUG %s %s", ac.GetVerb(), ac.GetSubresource())
+	}
 	del, ok := w.deleteAction()
-	settle("deletion", map[string]int{"delete": 1, "patch": 1})
+	// The deletionTimestamp reaches the Manager on the kubelet's copy, which cannot be
+	// a patch base: one GET first, as the kubelet's syncPod makes one.
+	settleTicks("deletion", map[string]int{"delete": 1, "get": 1, "patch": 1}, 1)
 	if !ok || del.Name != "web" || del.DeleteOptions.Preconditions == nil || del.DeleteOptions.Preconditions.UID == nil ||
 		*del.DeleteOptions.Preconditions.UID != uid || del.DeleteOptions.GracePeriodSeconds == nil || *del.DeleteOptions.GracePeriodSeconds != 0 {
 		t.Fatalf("deletion: DELETE %+v (found %v), want web with grace period 0 and UID precondition %s", del, ok, uid)
@@ -163,12 +204,12 @@ func TestKubeletCallSequence(t *testing.T) {
 	}
 
 	// The latency tracker saw every PATCH response and the deletion; the notifier every
-	// change the interface made, not the gate's.
+	// change made through the interface, not the drift repair.
 	recorded, deleted := w.latency.counts()
 	if recorded != patches || !slices.Equal(deleted, []types.UID{uid}) {
 		t.Errorf("latency tracker: %d RecordStatusUpdated (want %d), DeletePodStartupState %v (want [%s])", recorded, patches, deleted, uid)
 	}
-	if got, want := n.list(), []string{"updated(added)", "updated", "updated", "updated", "removed"}; !slices.Equal(got, want) {
+	if got, want := n.list(), []string{"updated(added)", "updated", "updated", "updated", "updated", "removed"}; !slices.Equal(got, want) {
 		t.Errorf("notifications %v, want %v", got, want)
 	}
 

@@ -167,13 +167,19 @@ func (w *world) server(name string) *v1.Pod {
 	return obj.(*v1.Pod)
 }
 
-// informer hands the server's copy to the pod manager, as the kubelet's pod config does
-// for an update from the API server.
+// informer hands the server's copy to the pod manager as the kubelet's pod config does
+// for an update from the API server: with the status and spec of the moment but the
+// resourceVersion it first saw (checkAndUpdatePod in pkg/kubelet/config/config.go
+// updates its pod in place and never copies the resourceVersion).
 func (w *world) informer(name string) *v1.Pod {
 	w.t.Helper()
 	p := w.server(name)
 	if p == nil {
 		w.t.Fatalf("pod %s is not on the server", name)
+	}
+	p = p.DeepCopy()
+	if old, ok := w.pm.GetPodByUID(p.UID); ok {
+		p.ResourceVersion = old.ResourceVersion
 	}
 	w.pm.UpdatePod(p)
 	return p
