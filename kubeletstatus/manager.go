@@ -364,45 +364,38 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 // SetContainerReadiness sets the readiness of the container and regenerates Ready and
 // ContainersReady with podstatus's readiness engine (the kubelet's generators), reading
 // readiness gates from the conditions of the last SetPodStatus (as the kubelet reads its
-// cached status), or from a newer server copy. An update for a pod the pod manager no longer has, a pod with no
-// cached status, or an unknown container is logged and dropped, as in the kubelet.
+// cached status), or from a newer server copy. An update for a pod the pod manager no
+// longer has, a pod with no cached status, or an unknown container is logged and
+// dropped, as in the kubelet.
 func (a *adapter) SetContainerReadiness(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, ready bool) {
-	pod, ok := a.podManager.GetPodByUID(podUID)
-	if !ok {
-		logger.V(4).Info("Pod has been deleted, no need to update readiness", "podUID", podUID)
-		return
-	}
-	if kubetypes.IsStaticPod(pod) {
-		a.legacy.SetContainerReadiness(logger, podUID, containerID, ready)
-		return
-	}
-	a.setContainer(logger, pod, containerID, "readiness", func() error {
-		return a.inner.SetContainerReadiness(pod.UID, containerID.String(), ready)
-	})
+	a.setContainer(logger, podUID, containerID, "readiness",
+		func() { a.legacy.SetContainerReadiness(logger, podUID, containerID, ready) },
+		func() error { return a.inner.SetContainerReadiness(podUID, containerID.String(), ready) })
 }
 
 // SetContainerStartup sets the Started field of the container, with the kubelet's rules
 // (a nil Started set to false is a change). Unknown pods and containers are logged and
 // dropped, as in the kubelet.
 func (a *adapter) SetContainerStartup(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, started bool) {
+	a.setContainer(logger, podUID, containerID, "startup",
+		func() { a.legacy.SetContainerStartup(logger, podUID, containerID, started) },
+		func() error { return a.inner.SetContainerStartup(podUID, containerID.String(), started) })
+}
+
+// setContainer is a container setter: for a pod the pod manager no longer has it logs
+// and returns, for a static pod it calls legacy, else set (one of podstatus's setters),
+// whose error it logs as the kubelet logs the same case ("Container <what> changed
+// before pod has synced", "... for unknown container").
+func (a *adapter) setContainer(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, what string, legacy func(), set func() error) {
 	pod, ok := a.podManager.GetPodByUID(podUID)
 	if !ok {
-		logger.V(4).Info("Pod has been deleted, no need to update startup", "podUID", string(podUID))
+		logger.V(4).Info("Pod has been deleted, no need to update "+what, "podUID", podUID)
 		return
 	}
 	if kubetypes.IsStaticPod(pod) {
-		a.legacy.SetContainerStartup(logger, podUID, containerID, started)
+		legacy()
 		return
 	}
-	a.setContainer(logger, pod, containerID, "startup", func() error {
-		return a.inner.SetContainerStartup(pod.UID, containerID.String(), started)
-	})
-}
-
-// setContainer runs one of podstatus's container setters for pod and logs its error as
-// the kubelet logs the same case ("Container <what> changed before pod has synced", "...
-// for unknown container").
-func (a *adapter) setContainer(logger klog.Logger, pod *v1.Pod, containerID kubecontainer.ContainerID, what string, set func() error) {
 	before := a.count(pod.UID)
 	err := set()
 	switch {
