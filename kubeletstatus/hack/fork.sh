@@ -15,6 +15,10 @@
 #   kubemark  go build ./cmd/kubemark (the hollow node: the real kubelet, fake runtime)
 #   prober    go test ./pkg/kubelet/prober/...
 #   kubelet   go test ./pkg/kubelet (the package itself)
+# The kubelet's tests build their status manager themselves (newTestKubeletWithImageList
+# in pkg/kubelet/kubelet_test.go, the prober's test helpers), not through NewMainKubelet,
+# so for the test steps the same swap is made there too (the call, the import, and a
+# blank use of the kubelet's status.NewManager so that its import stays used).
 # Test output goes to DIR.logs/STEP.log; the summary counts "--- PASS", "--- FAIL" and
 # "--- SKIP" lines there. Builds run under nice, on the shared build cache.
 set -euo pipefail
@@ -66,6 +70,21 @@ sed -i "s|^package kubelet\$|&\n\n$imp|" $f
 gofmt -l $f | grep -q . && { echo "$0: $f is not gofmt-clean after the swap" >&2; exit 1; }
 echo "fork ready in $dst; the change:"
 diff -u "$src/$f" $f || true
+
+# swap_tests: the kubelet's tests build their manager with kubeletstatus.NewManager.
+swap_tests() {
+	local t
+	for t in pkg/kubelet/kubelet_test.go pkg/kubelet/prober/common_test.go pkg/kubelet/prober/worker_test.go pkg/kubelet/prober/scale_test.go; do
+		[ "$(grep -c 'status\.NewManager(' $t)" = 1 ] || { echo "$0: $t: want one status.NewManager call" >&2; exit 1; }
+		sed -i 's|\bstatus\.NewManager(|kubeletstatus.NewManager(|' $t
+		sed -i "s|^package \([a-z]*\)\$|&\n\n$imp|" $t
+		# Keep the status package's import used where NewManager was all the file used of it.
+		printf '\nvar _ = status.NewManager // the kubelet'"'"'s own, swapped out above\n' >>$t
+		gofmt -l $t | grep -q . && { echo "$0: $t is not gofmt-clean after the swap" >&2; exit 1; }
+		echo "swapped the status manager of $t"
+	done
+}
+case " ${steps[*]} " in *" prober "* | *" kubelet "*) swap_tests ;; esac
 
 timed() { # timed NAME CMD...: runs CMD, prints its wall time
 	local name=$1 start=$SECONDS rc=0
