@@ -100,3 +100,19 @@ func TestResizeConditionsDelegated(t *testing.T) {
 		t.Fatalf("after RemoveOrphanedStatuses: %d resize conditions, want 0", len(got))
 	}
 }
+
+// TestPodWithoutUIDGoesToKubeletManager: a pod podstatus refuses (no UID, no name) is
+// cached by the kubelet's manager, as the kubelet's own tests expect (Test_generateAPIPodStatus
+// in pkg/kubelet/kubelet_pods_test.go seeds the cache with such pods).
+func TestPodWithoutUIDGoesToKubeletManager(t *testing.T) {
+	w := newWorld(t, webPod(), newAdapter(clocktesting.NewFakeClock(time.Now())))
+	for _, pod := range []*v1.Pod{{}, {ObjectMeta: metav1.ObjectMeta{Name: "my-pod"}}} {
+		if _, changed := w.m.SetPodStatus(logger, pod, v1.PodStatus{Phase: v1.PodRunning}); !changed {
+			t.Fatalf("pod %q: changed = false", pod.Name)
+		}
+		if s, ok := w.m.GetPodStatus(""); !ok || s.Phase != v1.PodRunning {
+			t.Fatalf("pod %q: GetPodStatus(\"\") = %s, %v; want Running, true", pod.Name, s.Phase, ok)
+		}
+		w.m.RemoveOrphanedStatuses(logger, map[types.UID]bool{})
+	}
+}

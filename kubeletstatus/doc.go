@@ -18,6 +18,8 @@
 //     whose UID differs from the static pod's, and podstatus's Manager does not translate
 //     UIDs (its package documentation says so). The kubelet's manager keeps doing it,
 //     with the kubelet's behaviour and requests;
+//   - pods without a UID or a name, which no API server holds and podstatus refuses,
+//     but which the kubelet's manager caches (the kubelet's own tests build them);
 //   - the resize-condition cache of in-place pod resize (KEP-1287):
 //     GetPodResizeConditions, SetPodResizePendingCondition,
 //     SetPodResizeInProgressCondition, ClearPodResizePendingCondition,

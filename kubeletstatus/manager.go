@@ -278,7 +278,7 @@ func (a *adapter) reconcile(ctx context.Context) {
 		}
 		a.mu.Unlock()
 		for _, uid := range uids {
-			if pod, ok := a.podManager.GetPodByUID(uid); ok && !kubetypes.IsStaticPod(pod) {
+			if pod, ok := a.podManager.GetPodByUID(uid); ok && !toLegacy(pod) {
 				a.inner.Reconcile(pod)
 			}
 		}
@@ -339,7 +339,7 @@ func (a *adapter) hasNotifiers() bool {
 // field and for a pod with a deletionTimestamp (always a new version, as in the kubelet);
 // another call changing the same pod at the same moment may make it true too.
 func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus) (v1.PodStatus, bool) {
-	if kubetypes.IsStaticPod(pod) {
+	if toLegacy(pod) {
 		return a.legacy.SetPodStatus(logger, pod, st)
 	}
 	var hadStatus bool
@@ -392,7 +392,7 @@ func (a *adapter) setContainer(logger klog.Logger, podUID types.UID, containerID
 		logger.V(4).Info("Pod has been deleted, no need to update "+what, "podUID", podUID)
 		return
 	}
-	if kubetypes.IsStaticPod(pod) {
+	if toLegacy(pod) {
 		legacy()
 		return
 	}
@@ -419,7 +419,7 @@ func (a *adapter) SetPodVolumeHealth(logger klog.Logger, podUID types.UID, volum
 		logger.V(4).Info("Pod has been deleted, no need to update volume health", "podUID", podUID)
 		return false
 	}
-	if kubetypes.IsStaticPod(pod) {
+	if toLegacy(pod) {
 		return a.legacy.SetPodVolumeHealth(logger, podUID, volumeName, conds)
 	}
 	changed, err := a.inner.SetPodVolumeHealth(pod.UID, volumeName, conds)
@@ -441,7 +441,7 @@ func (a *adapter) SetPodVolumeHealth(logger klog.Logger, podUID types.UID, volum
 // the kubelet's canBeDeleted allows. Static pods keep the kubelet's rules (no terminal
 // phase is forced for them, TODO kubernetes#116484 upstream).
 func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
-	if kubetypes.IsStaticPod(pod) {
+	if toLegacy(pod) {
 		a.legacy.TerminatePod(logger, pod)
 		return
 	}
@@ -512,6 +512,14 @@ func (a *adapter) IsPodResizeInfeasible(podUID types.UID) bool {
 // BackfillPodResizeConditions is the kubelet's, delegated.
 func (a *adapter) BackfillPodResizeConditions(pods []*v1.Pod) {
 	a.legacy.BackfillPodResizeConditions(pods)
+}
+
+// toLegacy reports whether pod stays with the kubelet's own manager: a static pod (its
+// status goes to the mirror pod, whose UID differs), or a pod with no UID or no name,
+// which no API server holds and podstatus refuses (a *podstatus.InputError) but the
+// kubelet's manager caches like any other (the kubelet's own tests build such pods).
+func toLegacy(pod *v1.Pod) bool {
+	return kubetypes.IsStaticPod(pod) || pod.UID == "" || pod.Name == ""
 }
 
 var (
