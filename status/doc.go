@@ -37,7 +37,10 @@
 // A node agent that does not feed ObservePod therefore gets drift repaired only when the
 // Manager next reads the pod: after a failed request (the retry GETs first) or a 409.
 // Feed ObservePod from a pod informer, as the README's snippet does, to repair drift
-// within one watch event.
+// within one watch event. Where the copies at hand carry no usable resourceVersion (the
+// kubelet's pod manager keeps the first one it saw), Reconcile compares them with the
+// cache instead and GETs the pod only when a kubelet-owned field differs, as the
+// kubelet's needsReconcile does.
 //
 // Where the kubelet only logs, the Manager returns errors, wrapped as "status: <Method>:
 // ...": SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup return
