@@ -47,7 +47,8 @@ type Options struct {
 // parameters of the kubelet's status.NewManager (pkg/kubelet/status/status_manager.go,
 // v1.37.0): the kube client (nil on a kubelet that runs without an API server: statuses
 // are cached and nothing is sent), the pod manager, the pod deletion safety provider and
-// the pod startup latency tracker. It is NewManagerWithOptions with zero Options.
+// the pod startup latency tracker. All but the kube client are required, as in the
+// kubelet. It is NewManagerWithOptions with zero Options.
 func NewManager(kubeClient clientset.Interface, podManager kubeletstatus.PodManager, podDeletionSafety kubeletstatus.PodDeletionSafetyProvider, podStartupLatencyHelper kubeletstatus.PodStartupLatencyStateHelper) kubeletstatus.Manager {
 	return NewManagerWithOptions(kubeClient, podManager, podDeletionSafety, podStartupLatencyHelper, Options{})
 }
