@@ -6,8 +6,9 @@
 // # What the Manager does as the kubelet does
 //
 // The Manager is the kubelet's status manager (pkg/kubelet/status, v1.37.0) made
-// importable. SetPodStatus, SetContainerReadiness, SetContainerStartup, TerminatePod,
-// GetPodStatus and RemoveOrphanedStatuses have the kubelet's semantics: a versioned cache
+// importable. SetPodStatus, SetContainerReadiness, SetContainerStartup,
+// SetPodVolumeHealth, TerminatePod, GetPodStatus and RemoveOrphanedStatuses have the
+// kubelet's semantics: a versioned cache
 // keyed by pod UID; lastTransitionTime of the kubelet's conditions kept unless the Status
 // changes; StartTime pinned; observedGeneration never going back; timestamps normalised
 // to whole seconds and container statuses sorted; a change that is equal on every
@@ -36,7 +37,10 @@
 // A node agent that does not feed ObservePod therefore gets drift repaired only when the
 // Manager next reads the pod: after a failed request (the retry GETs first) or a 409.
 // Feed ObservePod from a pod informer, as the README's snippet does, to repair drift
-// within one watch event.
+// within one watch event. Where the copies at hand carry no usable resourceVersion (the
+// kubelet's pod manager keeps the first one it saw), Reconcile compares them with the
+// cache instead and GETs the pod only when a kubelet-owned field differs, as the
+// kubelet's needsReconcile does.
 //
 // Where the kubelet only logs, the Manager returns errors, wrapped as "status: <Method>:
 // ...": SetPodStatus, TerminatePod, SetContainerReadiness and SetContainerStartup return
@@ -117,9 +121,9 @@
 // # What it leaves out
 //
 // Static and mirror pods (UID translation, syncing a static pod's status to its mirror)
-// are not handled: every pod is treated as an ordinary API pod. The Manager never deletes
-// pods (the kubelet's canBeDeleted/DELETE after termination); a caller that needs it
-// deletes the pod itself once the terminal phase is on the server. The resize-condition
-// cache, SetPodVolumeHealth, pod-update notifiers and the kubelet's Prometheus metrics are
-// not implemented; Observer is the hook for metrics.
+// are not handled: every pod is treated as an ordinary API pod. Pods are deleted after
+// termination (the kubelet's canBeDeleted and DELETE) only with Options.Deleter. The
+// resize-condition cache, pod-update notifiers and the kubelet's Prometheus metrics are
+// not implemented; Observer is the hook for metrics (the kubeletstatus module adds the
+// rest on top, for a kubelet fork).
 package status
