@@ -53,6 +53,9 @@ type entry struct {
 	// inflight is set while one goroutine syncs the pod; nobody else touches the server
 	// for it meanwhile, so results for one pod never race.
 	inflight bool
+	// queued is set while the pod waits in Run's queue (claimed, inflight, no request
+	// sent yet): the probe may take it from there (probeLocked).
+	queued bool
 	// attempts counts consecutive failed syncs; notBefore is when the background loop
 	// may try again.
 	attempts  int

@@ -478,3 +478,39 @@ func TestProbeWhileWorkersHang(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeTakesAQueuedPod: with one worker held by a request that hangs until
+// RequestTimeout (30 s), the pods due for a retry wait in Run's queue behind it; the
+// probe takes one of them from the queue, so the healed server is still found within
+// ProbeInterval. (A probe that skipped queued pods found none to send and waited 30 s.)
+func TestProbeTakesAQueuedPod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var answered []time.Time
+		var mu sync.Mutex
+		m, c, pods := newHangWorld(t, 1, "a", "b")
+		m.obs.OnRecovery = func(RecoveryEvent) {
+			mu.Lock()
+			answered = append(answered, time.Now())
+			mu.Unlock()
+		}
+		c.setDown(true)
+		mgrSet(t, m, pods["a"], v1.PodStatus{Message: "during"})
+		mgrSet(t, m, pods["b"], v1.PodStatus{Message: "during"})
+		synctest.Wait() // a and b refused: they back off
+		mgrSet(t, m, pods["hung"], v1.PodStatus{Message: "during"})
+		time.Sleep(5 * time.Second) // hung holds the worker; a and b fall due behind it
+		synctest.Wait()
+		c.setDown(false)
+		heal := time.Now()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answered) == 0 || answered[0].Sub(heal) > time.Second {
+			t.Fatalf("server answers seen at %v (heal at %v): want the first within ProbeInterval of heal", answered, heal)
+		}
+		if a, b := c.firstPatchAfter("a", heal), c.firstPatchAfter("b", heal); a.IsZero() && b.IsZero() {
+			t.Errorf("neither a nor b patched within 3 s of heal: the probe sent neither")
+		}
+	})
+}

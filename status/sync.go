@@ -141,14 +141,14 @@ func (m *Manager) dispatch(q *runQueue) (next time.Time, probe *entry) {
 			}
 			continue
 		}
-		e.inflight = true // claimed: nobody else syncs it until finish
+		e.inflight, e.queued = true, true // claimed: nobody else syncs it until finish
 		q.jobs = append(q.jobs, e)
 		queued++
 	}
 	// With maxProbes in flight, the next probe waits for one of them to end (it then
 	// wakes Run), not for probeAt, which may be past.
 	if m.probes < maxProbes {
-		if probe = m.probeLocked(now); probe != nil {
+		if probe = m.probeLocked(now, q); probe != nil {
 			m.probes++
 		}
 		if m.unreachable && !m.probeAt.IsZero() && (next.IsZero() || m.probeAt.Before(next)) {
@@ -178,6 +178,7 @@ func (m *Manager) work(ctx context.Context, q *runQueue) {
 		var e *entry
 		if len(q.jobs) > 0 {
 			e = q.jobs[0]
+			e.queued = false
 			q.jobs[0] = nil
 			q.jobs = q.jobs[1:]
 			if len(q.jobs) == 0 {
@@ -202,7 +203,7 @@ func (m *Manager) work(ctx context.Context, q *runQueue) {
 func (m *Manager) release(q *runQueue) {
 	m.mu.Lock()
 	for _, e := range q.jobs {
-		e.inflight = false
+		e.inflight, e.queued = false, false
 	}
 	q.jobs = nil
 	m.wakeAt = time.Time{}
@@ -665,25 +666,47 @@ func (m *Manager) recoverLocked(now time.Time) RecoveryEvent {
 }
 
 // probeLocked picks the pod to probe the unreachable server with when the probe is due:
-// of the pods whose last failure was a transport failure, the one due soonest (not one
-// due now: those are synced anyway). It claims it and sets the next probe; with no such
-// pod, the probe is disarmed until the next transport failure.
-func (m *Manager) probeLocked(now time.Time) *entry {
+// of the pods whose last failure was a transport failure and whose request is not on its
+// way, the one due soonest. dispatch calls it after claiming the pods due now, so it is
+// usually one due later; but while Run's workers are all held (requests hanging until
+// RequestTimeout), a pod waiting in their queue is taken from it to go first, as the
+// probe. It claims the pod and sets the next probe. When every such pod's request is on
+// its way, the probe is put off by one ProbeInterval (those requests tell on their own);
+// with no such pod at all, it is disarmed until the next transport failure.
+func (m *Manager) probeLocked(now time.Time, q *runQueue) *entry {
 	if !m.unreachable || m.probeAt.IsZero() || now.Before(m.probeAt) {
 		return nil
 	}
 	var p *entry
+	busy := false
 	for e := range m.dirty {
-		if e.transport && !e.inflight && e.pending() && e.notBefore.After(now) && (p == nil || e.notBefore.Before(p.notBefore)) {
+		if !e.transport || !e.pending() {
+			continue
+		}
+		if e.inflight && !e.queued {
+			busy = true
+			continue
+		}
+		if p == nil || e.notBefore.Before(p.notBefore) {
 			p = e
 		}
 	}
-	if p == nil {
+	switch {
+	case p != nil:
+		if p.queued {
+			q.jobs = slices.DeleteFunc(q.jobs, func(e *entry) bool { return e == p })
+			p.queued = false
+			if len(q.jobs) == 0 {
+				m.kickLoop() // as a worker taking the last one would
+			}
+		}
+		p.inflight = true
+		m.probeAt = now.Add(m.backoff.probeDelay())
+	case busy:
+		m.probeAt = now.Add(m.backoff.probeDelay())
+	default:
 		m.probeAt = time.Time{}
-		return nil
 	}
-	p.inflight = true
-	m.probeAt = now.Add(m.backoff.probeDelay())
 	return p
 }
 
