@@ -222,7 +222,7 @@ func (p *Provider) stepDue() {
 	p.mu.Lock()
 	var due []string
 	for k, e := range p.pods {
-		if e.dirty || (!e.next.IsZero() && !now.Before(e.next)) || e.done {
+		if e.dirty || (!e.next.IsZero() && !now.Before(e.next)) || e.done || p.newServerCopy(e) {
 			due = append(due, k)
 		}
 	}
@@ -233,6 +233,18 @@ func (p *Provider) stepDue() {
 			notify(pod)
 		}
 	}
+}
+
+// newServerCopy reports whether the lister has a copy of the pod the simulation has not
+// seen: virtual-kubelet does not hand every copy to the provider (a deleted pod none of
+// whose containers runs is never passed to DeletePod), and a status step follows every
+// new copy, as status.Manager.SyncPod asks.
+func (p *Provider) newServerCopy(e *entry) bool {
+	if e.sim == nil {
+		return false
+	}
+	srv, err := p.cfg.Pods.Pods(e.pod.Namespace).Get(e.pod.Name)
+	return err == nil && srv.UID == e.pod.UID && srv.ResourceVersion != e.simRV
 }
 
 // step advances one pod and returns the pod to notify when its status changed.
