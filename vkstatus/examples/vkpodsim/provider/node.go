@@ -2,8 +2,12 @@ package provider
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -49,6 +53,11 @@ type NodeConfig struct {
 	Status status.Options
 	// Logger receives the provider's errors.
 	Logger logr.Logger
+	// TLS, when set, serves virtual-kubelet's kubelet API (/runningpods/, /stats/summary,
+	// ...) on NodeIP:KubeletPort, which the node advertises, so that the API server's
+	// nodes/proxy reaches it. nil serves nothing.
+	TLS         *tls.Config
+	KubeletPort int32
 }
 
 // Node is a virtual-kubelet node served by a podsim Provider.
@@ -120,6 +129,17 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 			_, err := pc.PodInformer.Informer().AddEventHandler(n.Status.EventHandler())
 			return err
 		}))
+	}
+	if cfg.TLS != nil {
+		spec.Status.DaemonEndpoints.KubeletEndpoint.Port = cfg.KubeletPort
+		mux := http.NewServeMux()
+		opts = append(opts, nodeutil.AttachProviderRoutes(mux), func(c *nodeutil.NodeConfig) error {
+			c.NodeSpec = spec
+			c.TLSConfig = cfg.TLS
+			c.Handler = mux
+			c.HTTPListenAddr = net.JoinHostPort(cfg.NodeIP, strconv.Itoa(int(cfg.KubeletPort)))
+			return nil
+		})
 	}
 	vk, err := nodeutil.NewNode(cfg.Name, newProvider, opts...)
 	if err != nil {

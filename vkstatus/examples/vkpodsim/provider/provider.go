@@ -72,7 +72,8 @@ type Provider struct {
 	wake   chan struct{}
 }
 
-// entry is one pod. Only Run's goroutine touches sim and status.
+// entry is one pod. Only Run's goroutine calls sim's methods; the fields are written
+// under Provider.mu.
 type entry struct {
 	pod    *v1.Pod // the newest copy virtual-kubelet handed over
 	sim    *podsim.Pod
@@ -175,7 +176,8 @@ func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*v
 	return &pod.Status, nil
 }
 
-// GetPods lists the simulated pods.
+// GetPods lists the simulated pods that still run: on the server and not deleted and
+// stopped.
 func (p *Provider) GetPods(context.Context) ([]*v1.Pod, error) {
 	p.mu.Lock()
 	keys := make([]string, 0, len(p.pods))
@@ -186,9 +188,19 @@ func (p *Provider) GetPods(context.Context) ([]*v1.Pod, error) {
 	var out []*v1.Pod
 	for _, k := range keys {
 		ns, name := splitKey(k)
-		if pod, err := p.GetPod(context.Background(), ns, name); err == nil {
-			out = append(out, pod)
+		p.mu.Lock()
+		done := p.pods[k] != nil && p.pods[k].done
+		p.mu.Unlock()
+		pod, err := p.GetPod(context.Background(), ns, name)
+		if err != nil || done {
+			continue
 		}
+		// A pod gone from the server, or deleted and stopped, no longer runs, even before
+		// Run's next step releases it.
+		if srv, err := p.cfg.Pods.Pods(ns).Get(name); err != nil || srv.UID != pod.UID {
+			continue
+		}
+		out = append(out, pod)
 	}
 	return out, nil
 }
@@ -260,12 +272,14 @@ func (p *Provider) step(k string) *v1.Pod {
 	p.mu.Unlock()
 	// The newest server copy, when the lister has this pod: it carries the readiness
 	// gates and the deletionTimestamp.
-	if srv, err := p.cfg.Pods.Pods(pod.Namespace).Get(pod.Name); err == nil && srv.UID == pod.UID {
-		pod = srv
-	} else if e.done {
+	// A pod the lister no longer has is gone from the server (CreatePod is only ever
+	// called for pods the informer delivered): its simulation ends.
+	srv, err := p.cfg.Pods.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil || srv.UID != pod.UID {
 		p.forget(k, e)
 		return nil
 	}
+	pod = srv
 	if e.sim == nil {
 		sim, _, err := podsim.New(pod, podsim.Config{Node: p.cfg.Node, IPAM: p.cfg.IPAM, Profile: p.cfg.Profile,
 			Seed: p.cfg.Seed, Cache: &p.cache, Clock: p.cfg.Clock})
@@ -274,14 +288,19 @@ func (p *Provider) step(k string) *v1.Pod {
 			p.forget(k, e)
 			return nil
 		}
+		p.mu.Lock()
 		e.sim, e.simRV = sim, pod.ResourceVersion
+		p.mu.Unlock()
 	} else if e.simRV != pod.ResourceVersion {
 		e.sim.Update(pod)
+		p.mu.Lock()
 		e.simRV = pod.ResourceVersion
+		p.mu.Unlock()
 	}
 	facts := e.sim.Advance()
-	e.next = e.sim.Next()
-	e.done = facts.Done
+	p.mu.Lock()
+	e.next, e.done = e.sim.Next(), facts.Done
+	p.mu.Unlock()
 	var out *v1.Pod
 	if p.cfg.Status != nil {
 		got, err := p.cfg.Status.SyncPod(status.SyncPodInput{Facts: facts.Input(pod, nil), Stopped: facts.Stopped})
