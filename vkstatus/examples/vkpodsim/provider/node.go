@@ -62,9 +62,11 @@ type NodeConfig struct {
 
 // Node is a virtual-kubelet node served by a podsim Provider.
 type Node struct {
-	VK       *nodeutil.Node
+	// VK is virtual-kubelet's node (its node and pod controllers).
+	VK *nodeutil.Node
+	// Provider runs the pods.
 	Provider *Provider
-	// Status is nil in stock mode.
+	// Status is the vkstatus Client in virtual-kubelet's PodClient; nil in stock mode.
 	Status *vkstatus.Client
 }
 
