@@ -57,16 +57,15 @@ type Options struct {
 // Register EventHandler on the pod informer virtual-kubelet uses and call Run. Safe for
 // concurrent use.
 type Client struct {
-	pods    corev1client.PodsGetter
-	kc      *kubeclient.Client
-	mgr     *status.Manager
-	clock   clock.PassiveClock
-	logger  logr.Logger
-	opts    Options
-	owners  conditions.Ownership
-	mu      sync.Mutex
-	known   map[string]*podState // by namespace/name
-	running sync.Mutex
+	pods   corev1client.PodsGetter
+	kc     *kubeclient.Client
+	mgr    *status.Manager
+	clock  clock.PassiveClock
+	logger logr.Logger
+	opts   Options
+	owners conditions.Ownership
+	mu     sync.Mutex
+	known  map[string]*podState // by namespace/name
 }
 
 // podState is what a Client remembers of one pod.
