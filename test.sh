@@ -4,11 +4,11 @@
 #   2. on every module (the root and each nested go.mod): go mod tidy -diff, go vet and
 #      staticcheck (installed at a pinned version into .tools/bin on first use);
 #   3. the root module's tests under the race detector (fuzz targets run their seed corpus);
-#   4. the nested modules' tests with -race, but for the two that import k8s.io/kubernetes:
-#      internal/upstream (the differential, patch-equivalence and end-to-end tests against
-#      the real kubelet code and a real kube-apiserver + etcd started in-process; under
-#      -race the kube-apiserver build alone takes over 15 minutes on 2 cores) and
-#      kubeletstatus run without it.
+#   4. the nested modules' tests with -race, but for those that import k8s.io/kubernetes:
+#      internal/upstream and internal/upstream/vk (the differential, patch-equivalence and
+#      end-to-end tests against the real kubelet code and a real kube-apiserver + etcd
+#      started in-process; under -race the kube-apiserver build alone takes over 15
+#      minutes on 2 cores) and kubeletstatus run without it.
 # Every step runs even when an earlier one fails; the failed steps are listed at the end,
 # then the last line, "tests: N passed, N failed, N skipped" (CI parses it), and the exit
 # code is non-zero if any step failed. A package that does not build, or a test binary

@@ -1,0 +1,404 @@
+package vkstatus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/conditions"
+	"github.com/podstatus/podstatus/readiness"
+	"github.com/podstatus/podstatus/sandbox"
+	"github.com/podstatus/podstatus/status"
+	"github.com/podstatus/podstatus/status/kubeclient"
+)
+
+// DefaultFieldManager is the field manager of a Client's writes when Options.FieldManager
+// is empty.
+const DefaultFieldManager = "virtual-kubelet"
+
+// MetadataPolicy says what UpdateStatus does with the labels and annotations of the pod a
+// provider hands over.
+type MetadataPolicy int
+
+const (
+	// MetadataForward sends the labels and annotations the provider changed (see the
+	// package documentation), in one PATCH of pods/status with the UID precondition.
+	MetadataForward MetadataPolicy = iota
+	// MetadataIgnore never writes labels or annotations.
+	MetadataIgnore
+)
+
+// Options configures a Client. The zero value is valid.
+type Options struct {
+	// FieldManager names the agent in the pods' managedFields. Default DefaultFieldManager.
+	FieldManager string
+	// Status configures the status.Manager. When Status.Deleter is nil, the Client's own
+	// UID-preconditioned DELETE is used (a pod is deleted only after SyncPod reported it
+	// Stopped and its terminal status is on the server). Status.Clock, Logger and
+	// Features are the Client's too.
+	Status status.Options
+	// Metadata says what happens to labels and annotations. Default MetadataForward.
+	Metadata MetadataPolicy
+}
+
+// Client is a corev1client.PodsGetter for node.PodControllerConfig.PodClient: its
+// UpdateStatus goes through a status.Manager, everything else to the wrapped PodsGetter.
+// Register EventHandler on the pod informer virtual-kubelet uses and call Run. Safe for
+// concurrent use.
+type Client struct {
+	pods   corev1client.PodsGetter
+	kc     *kubeclient.Client
+	mgr    *status.Manager
+	clock  clock.PassiveClock
+	logger logr.Logger
+	opts   Options
+	owners conditions.Ownership
+	mu     sync.Mutex
+	known  map[string]*podState // by namespace/name
+}
+
+// podState is what a Client remembers of one pod.
+type podState struct {
+	pod *v1.Pod // newest server copy
+	// refLabels and refAnnotations are what the provider's next copy is compared with: its
+	// previous copy, or the first server copy the Client saw.
+	refLabels, refAnnotations map[string]string
+	// synced is true once SyncPod produced the pod's status.
+	synced bool
+}
+
+// New returns a Client writing through pods (a clientset's CoreV1()).
+func New(pods corev1client.PodsGetter, opts Options) *Client {
+	if opts.FieldManager == "" {
+		opts.FieldManager = DefaultFieldManager
+	}
+	kc := kubeclient.New(pods, opts.FieldManager)
+	so := opts.Status
+	if so.Deleter == nil {
+		so.Deleter = kc
+	}
+	var clk clock.PassiveClock = clock.RealClock{}
+	if so.Clock != nil {
+		clk = so.Clock
+	}
+	return &Client{
+		pods: pods, kc: kc, mgr: status.NewManager(kc, so), clock: clk,
+		logger: so.Logger, opts: opts, owners: conditions.Ownership{Features: so.Features},
+		known: map[string]*podState{},
+	}
+}
+
+// Manager returns the status.Manager the Client writes through, for its getters and
+// setters (GetPodStatus, SetContainerReadiness, ...).
+func (c *Client) Manager() *status.Manager { return c.mgr }
+
+// Run sends the accepted statuses until ctx is done, then returns nil; see
+// status.Manager.Run.
+func (c *Client) Run(ctx context.Context) error { return c.mgr.Run(ctx) }
+
+// EventHandler returns the handler to register on virtual-kubelet's pod informer
+// (node.PodControllerConfig.PodInformer): every server copy goes to the Manager, and a
+// deleted pod is forgotten.
+func (c *Client) EventHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.observe(obj) },
+		UpdateFunc: func(_, obj any) { c.observe(obj) },
+		DeleteFunc: c.forget,
+	}
+}
+
+func (c *Client) observe(obj any) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	key := pod.Namespace + "/" + pod.Name
+	st := c.known[key]
+	if st == nil || st.pod.UID != pod.UID {
+		st = &podState{refLabels: pod.Labels, refAnnotations: pod.Annotations}
+		c.known[key] = st
+	}
+	st.pod = pod
+	c.mu.Unlock()
+	c.mgr.ObservePod(pod)
+}
+
+func (c *Client) forget(obj any) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tomb.Obj.(*v1.Pod); !ok {
+			return
+		}
+	}
+	c.mu.Lock()
+	key := pod.Namespace + "/" + pod.Name
+	if st := c.known[key]; st != nil && st.pod.UID == pod.UID {
+		delete(c.known, key)
+	}
+	c.mu.Unlock()
+	c.mgr.ForgetPod(pod.UID)
+}
+
+// Pods returns the PodInterface of namespace: the wrapped one, with UpdateStatus replaced.
+func (c *Client) Pods(namespace string) corev1client.PodInterface {
+	return &pods{PodInterface: c.pods.Pods(namespace), c: c, ns: namespace}
+}
+
+// pods is a PodInterface whose UpdateStatus goes through the Client.
+type pods struct {
+	corev1client.PodInterface
+	c  *Client
+	ns string
+}
+
+// UpdateStatus accepts pod's status for the Manager; see Client.UpdateStatus.
+func (p *pods) UpdateStatus(ctx context.Context, pod *v1.Pod, _ metav1.UpdateOptions) (*v1.Pod, error) {
+	return p.c.UpdateStatus(ctx, pod)
+}
+
+// Delete deletes the pod through the wrapped PodsGetter, except virtual-kubelet's force
+// delete (grace period 0; PodController.deletePodsFromKubernetesHandler, node/pod.go) of a
+// pod whose status SyncPod produces and whose terminal phase is not on the server yet: that
+// delete is left to the Manager, which sends it once the terminal status is written
+// (status.Options.Deleter), as the kubelet deletes a pod only after its status manager
+// wrote the terminal status (canBeDeleted in pkg/kubelet/status/status_manager.go).
+// virtual-kubelet deletes a pod whose containers are all waiting or terminated, which a
+// pod deleted before its containers started already is; without this the pod would
+// vanish without a terminal status. Delete then returns nil without a request.
+func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if p.c.deferDelete(p.ns, name, opts) {
+		p.c.log(ctx).V(2).Info("Force delete left to the status manager until the terminal status is on the server", "pod", status.PodRef{Namespace: p.ns, Name: name})
+		return nil
+	}
+	return p.PodInterface.Delete(ctx, name, opts)
+}
+
+func (c *Client) deferDelete(ns, name string, opts metav1.DeleteOptions) bool {
+	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.known[ns+"/"+name]
+	if st == nil || !st.synced {
+		return false
+	}
+	if opts.Preconditions != nil && opts.Preconditions.UID != nil && *opts.Preconditions.UID != st.pod.UID {
+		return false
+	}
+	phase := st.pod.Status.Phase
+	return phase != v1.PodSucceeded && phase != v1.PodFailed
+}
+
+// UpdateStatus is what the Client's PodInterface does instead of a PUT of pods/status: it
+// checks the provider's pod, forwards the labels and annotations the provider changed
+// (Options.Metadata) and hands the status, with the kubelet-owned conditions recomputed,
+// to the Manager, which sends it from Run. The status of a pod whose status SyncPod
+// produces is not touched (the Manager already has it). It returns the newest server copy
+// the Client knows with the accepted status.
+//
+// Errors: a *podstatus.InputError (matching podstatus.ErrInvalidInput) for a nil pod, a
+// pod without name, namespace or UID, a status without a phase, or a container status
+// whose name is not in the spec; a NotFound *apierrors.StatusError when the server's pod
+// of that name has another UID (deleted and recreated: nothing is written, and
+// virtual-kubelet's updatePodStatus ignores NotFound); the API error of the metadata
+// PATCH; a *status.TransitionError when the Manager rejects the status.
+func (c *Client) UpdateStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if err := validate(pod); err != nil {
+		return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
+	}
+	key := pod.Namespace + "/" + pod.Name
+	c.mu.Lock()
+	st := c.known[key]
+	if st != nil && st.pod.UID != pod.UID {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", apierrors.NewNotFound(v1.Resource("pods"),
+			fmt.Sprintf("%s (UID %s; the pod of that name now has UID %s)", pod.Name, pod.UID, st.pod.UID)))
+	}
+	var server *v1.Pod
+	var synced bool
+	var metaPatch []byte
+	if st != nil {
+		server, synced = st.pod, st.synced
+		if c.opts.Metadata == MetadataForward {
+			metaPatch = metadataPatch(pod.UID, st.refLabels, st.refAnnotations, pod, server)
+			st.refLabels, st.refAnnotations = pod.Labels, pod.Annotations
+		}
+	}
+	c.mu.Unlock()
+	log := c.log(ctx)
+	if metaPatch != nil {
+		if _, err := c.pods.Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, metaPatch,
+			metav1.PatchOptions{FieldManager: c.opts.FieldManager}, "status"); err != nil {
+			return nil, fmt.Errorf("vkstatus: UpdateStatus: pod %s: labels and annotations: %w", key, err)
+		}
+		log.V(3).Info("Provider's labels and annotations sent", "pod", ref(pod), "patch", string(metaPatch))
+	}
+	if server == nil {
+		// The informer has not delivered the pod yet: the provider's own copy stands in for
+		// it, without its status (which must not count as the previous one).
+		server = pod.DeepCopy()
+		server.Status = v1.PodStatus{}
+	}
+	if !synced {
+		s, err := c.kubeletStatus(pod, server)
+		if err != nil {
+			return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
+		}
+		if err := c.mgr.SetPodStatus(server, s); err != nil {
+			return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
+		}
+	}
+	out := server.DeepCopy()
+	if s, ok := c.mgr.GetPodStatus(pod.UID); ok {
+		out.Status = s
+	}
+	return out, nil
+}
+
+// kubeletStatus is the provider's status with the kubelet-owned conditions recomputed from
+// its phase and container statuses and the server's readiness gates, and container states
+// that are Terminated and something else taken as Terminated.
+func (c *Client) kubeletStatus(pod, server *v1.Pod) (v1.PodStatus, error) {
+	s := *pod.Status.DeepCopy()
+	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range list {
+			if list[i].State.Terminated != nil {
+				list[i].State.Running, list[i].State.Waiting = nil, nil
+			}
+		}
+	}
+	spec := server
+	if len(spec.Spec.Containers) == 0 {
+		spec = pod
+	}
+	res, err := readiness.Evaluate(readiness.Input{
+		Pod: spec, Phase: s.Phase,
+		InitContainerStatuses: s.InitContainerStatuses, ContainerStatuses: s.ContainerStatuses,
+		Conditions: server.Status.Conditions,
+		Sandboxes:  []sandbox.Status{{Ready: sandboxReady(&s), IP: s.PodIP, NoNetworkStatus: s.PodIP == ""}},
+		OldStatus:  &server.Status,
+		Features:   c.opts.Status.Features,
+	})
+	if err != nil {
+		return v1.PodStatus{}, err
+	}
+	// Drop every provider copy of a kubelet-owned condition (some providers write two
+	// Ready conditions); Apply then writes the engine's, and PodScheduled is True, after
+	// them, as the kubelet's generateAPIPodStatus writes it.
+	kept := s.Conditions[:0]
+	for _, cond := range s.Conditions {
+		if !c.owners.Owned(cond.Type) {
+			kept = append(kept, cond)
+		}
+	}
+	s.Conditions = kept
+	if _, err := readiness.Apply(&s, readiness.ApplyInput{Result: res, Now: metav1.NewTime(c.clock.Now()), Features: c.opts.Status.Features}); err != nil {
+		return v1.PodStatus{}, err
+	}
+	if cond := conditions.Get(server.Status.Conditions, v1.PodScheduled); cond != nil && cond.Status == v1.ConditionTrue {
+		s.Conditions = append(s.Conditions, *cond)
+	} else {
+		s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
+	}
+	return s, nil
+}
+
+// sandboxReady reads from a provider's status whether the pod has a ready sandbox: its own
+// PodReadyToStartContainers when it wrote one, else whether it has a pod IP or a container
+// that was created.
+func sandboxReady(s *v1.PodStatus) bool {
+	if cond := conditions.Get(s.Conditions, v1.PodReadyToStartContainers); cond != nil {
+		return cond.Status == v1.ConditionTrue
+	}
+	if s.PodIP != "" {
+		return true
+	}
+	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for _, cs := range list {
+			if cs.State.Running != nil || cs.State.Terminated != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// validate checks a provider's pod.
+func validate(pod *v1.Pod) error {
+	if pod == nil {
+		return &podstatus.InputError{Errs: field.ErrorList{field.Required(field.NewPath("pod"), "")}}
+	}
+	var errs field.ErrorList
+	meta := field.NewPath("pod", "ObjectMeta")
+	if pod.Name == "" {
+		errs = append(errs, field.Required(meta.Child("Name"), ""))
+	}
+	if pod.Namespace == "" {
+		errs = append(errs, field.Required(meta.Child("Namespace"), ""))
+	}
+	if pod.UID == "" {
+		errs = append(errs, field.Required(meta.Child("UID"), ""))
+	}
+	stPath := field.NewPath("pod", "Status")
+	if pod.Status.Phase == "" {
+		errs = append(errs, field.Required(stPath.Child("Phase"), "a status without a phase reports nothing"))
+	}
+	names := func(cs []v1.Container) map[string]bool {
+		m := make(map[string]bool, len(cs))
+		for _, c := range cs {
+			m[c.Name] = true
+		}
+		return m
+	}
+	eph := map[string]bool{}
+	for _, c := range pod.Spec.EphemeralContainers {
+		eph[c.Name] = true
+	}
+	for _, l := range []struct {
+		name  string
+		spec  map[string]bool
+		stats []v1.ContainerStatus
+	}{
+		{"InitContainerStatuses", names(pod.Spec.InitContainers), pod.Status.InitContainerStatuses},
+		{"ContainerStatuses", names(pod.Spec.Containers), pod.Status.ContainerStatuses},
+		{"EphemeralContainerStatuses", eph, pod.Status.EphemeralContainerStatuses},
+	} {
+		for i, cs := range l.stats {
+			if !l.spec[cs.Name] {
+				errs = append(errs, field.NotFound(stPath.Child(l.name).Index(i).Child("Name"), cs.Name))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &podstatus.InputError{Pod: pod.Namespace + "/" + pod.Name, Errs: errs}
+}
+
+func (c *Client) log(ctx context.Context) logr.Logger {
+	if l, err := logr.FromContext(ctx); err == nil {
+		return l
+	}
+	return c.logger
+}
+
+func ref(p *v1.Pod) status.PodRef {
+	return status.PodRef{Namespace: p.Namespace, Name: p.Name, UID: p.UID}
+}
