@@ -31,6 +31,7 @@ import (
 
 	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/internal/upstream/kubeletcheck"
 	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
@@ -244,9 +245,7 @@ type generated struct {
 	firstDiff atomic.Pointer[string]
 }
 
-func condKey(c v1.PodCondition) string {
-	return fmt.Sprintf("%s|%s|%s|%s", c.Type, c.Status, c.Reason, c.Message)
-}
+func condKey(c v1.PodCondition) string { return kubeletcheck.Key(c) }
 
 func findCond(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
 	_, c := podutil.GetPodConditionFromList(conds, t)
@@ -638,44 +637,10 @@ func (g *generated) prtscFor(uid types.UID) map[string]bool {
 }
 
 // diffVersion compares the kubelet-owned conditions of one pod version with the kubelet's
-// generators run on that version's status (its container statuses, phase and foreign
-// conditions). PodReadyToStartContainers depends on the runtime's sandboxes, which are not
-// in the status: it must be one the generator computed from the agent's runtime facts.
-//
-// A terminal phase the status manager holds back while containers may still run (the
-// kubelet's mergePodStatus with couldHaveRunningContainers) leaves the phase as it was but
-// the conditions computed for the terminal phase (ContainersReady False/PodFailed). Such a
-// version is checked against the generators run with that terminal phase; heldBack says so.
+// generators (kubeletcheck.Diff); PodReadyToStartContainers, which depends on the
+// runtime's sandboxes, must be one the generator computed from the agent's runtime facts.
 func diffVersion(v *v1.Pod, prtsc map[string]bool) (diffs []string, heldBack bool) {
-	old := v.Status.DeepCopy()
-	all := append(append([]v1.ContainerStatus{}, v.Status.InitContainerStatuses...), v.Status.ContainerStatuses...)
-	phase := v.Status.Phase
-	if c := findCond(v.Status.Conditions, v1.ContainersReady); c != nil && phase != v1.PodSucceeded && phase != v1.PodFailed {
-		switch c.Reason {
-		case "PodFailed":
-			phase, heldBack = v1.PodFailed, true
-		case "PodCompleted":
-			phase, heldBack = v1.PodSucceeded, true
-		}
-	}
-	var foreign []v1.PodCondition
-	for _, c := range v.Status.Conditions {
-		if c.Type == gate {
-			foreign = append(foreign, c)
-		}
-	}
-	init := kubeletstatus.GeneratePodInitializedCondition(v, old, all, phase)
-	want := []v1.PodCondition{
-		init,
-		kubeletstatus.GeneratePodReadyCondition(v, old, append(foreign, init), all, phase),
-		kubeletstatus.GenerateContainersReadyCondition(v, old, all, phase),
-	}
-	for _, w := range want {
-		got := findCond(v.Status.Conditions, w.Type)
-		if got == nil || condKey(*got) != condKey(w) {
-			diffs = append(diffs, fmt.Sprintf("%s: server %v, kubelet %s", w.Type, condKeyPtr(got), condKey(w)))
-		}
-	}
+	diffs, heldBack = kubeletcheck.Diff(v, func(t v1.PodConditionType) bool { return t == gate })
 	got := findCond(v.Status.Conditions, v1.PodReadyToStartContainers)
 	if got == nil || !prtsc[condKey(*got)] {
 		diffs = append(diffs, fmt.Sprintf("PodReadyToStartContainers: server %v, not computed by the kubelet's generator from any runtime facts of the pod (%v)", condKeyPtr(got), prtsc))

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/internal/upstream/kubeletcheck"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/vkstatus/examples/vkpodsim/provider"
 )
@@ -69,6 +70,12 @@ type figures struct {
 	terminalBeforeDelete bool
 	// pendingTerminalBeforeDelete: the same for a pod deleted before its containers started.
 	pendingTerminalBeforeDelete bool
+	// checked counts the watched versions with a status that the other client did not
+	// write; mismatches, those whose kubelet-owned conditions differ from kubelet
+	// v1.37.0's generators run on the version (kubeletcheck.Diff), or that lack
+	// PodReadyToStartContainers; firstMismatch describes the first.
+	checked, mismatches int
+	firstMismatch       string
 }
 
 // deleteAndWait waits up to 30 s for the DELETED event of the pod and reports whether
@@ -108,7 +115,7 @@ func TestStockVsVKStatus(t *testing.T) {
 	for i, mode := range []string{"stock", "vkstatus"} {
 		t.Run(mode, func(t *testing.T) { results[i] = runMode(t, srv, mode) })
 	}
-	t.Logf("| write path | GET/PUT/PATCH/DELETE | status writes | requests per write | Ready follows gate | gates lost | Ready=False repaired | foreign condition, labels kept | terminal before delete (running / pending pod) |")
+	t.Logf("| write path | GET/PUT/PATCH/DELETE | status writes | requests per write | Ready follows gate | gates lost | Ready=False repaired | foreign condition, labels kept | terminal before delete (running / pending pod) | versions unlike kubelet v1.37.0's generators |")
 	for _, f := range results {
 		r := f.requests
 		repair := "never (5 s)"
@@ -119,13 +126,19 @@ func TestStockVsVKStatus(t *testing.T) {
 		if f.agentWrites > 0 {
 			perWrite = float64(r["GET"]+r["PUT"]+r["PATCH"]) / float64(f.agentWrites)
 		}
-		t.Logf("| %s | %d/%d/%d/%d | %d | %.2f | %v | %d | %s | %v | %v / %v |", f.mode,
+		t.Logf("| %s | %d/%d/%d/%d | %d | %.2f | %v | %d | %s | %v | %v / %v | %d of %d |", f.mode,
 			r["GET"], r["PUT"], r["PATCH"], r["DELETE"], f.agentWrites, perWrite, f.gateFollowed, f.gatesLost, repair, f.foreignKept,
-			f.terminalBeforeDelete, f.pendingTerminalBeforeDelete)
+			f.terminalBeforeDelete, f.pendingTerminalBeforeDelete, f.mismatches, f.checked)
+		if f.firstMismatch != "" {
+			t.Logf("%s: first version unlike the generators: %s", f.mode, f.firstMismatch)
+		}
 	}
 	vs := results[1]
 	if !vs.gateFollowed || vs.gatesLost != 0 || vs.readyRepair < 0 || !vs.foreignKept || !vs.terminalBeforeDelete || !vs.pendingTerminalBeforeDelete {
 		t.Errorf("vkstatus: %+v", vs)
+	}
+	if vs.checked == 0 || vs.mismatches != 0 {
+		t.Errorf("vkstatus: %d of %d watched versions unlike kubelet v1.37.0's generators; first: %s", vs.mismatches, vs.checked, vs.firstMismatch)
 	}
 	if vs.requests["PUT"] != 0 || vs.requests["GET"] != 0 {
 		t.Errorf("vkstatus sent %v; want PATCHes and one DELETE only", vs.requests)
@@ -296,6 +309,28 @@ func runMode(t *testing.T, srv *apiserver.Server, mode string) figures {
 			seenGate = true
 		} else if seenGate {
 			f.gatesLost++
+		}
+	}
+	// (e) Every version with a status the other client did not write has the conditions
+	// kubelet v1.37.0's generators compute from it.
+	foreign := func(t v1.PodConditionType) bool { return t == gate }
+	for _, p := range versions {
+		otherMu.Lock()
+		byOther := otherRVs[p.ResourceVersion]
+		otherMu.Unlock()
+		if byOther || kubeletcheck.Find(p.Status.Conditions, v1.PodReady) == nil {
+			continue
+		}
+		f.checked++
+		diffs, _ := kubeletcheck.Diff(p, foreign)
+		if kubeletcheck.Find(p.Status.Conditions, v1.PodReadyToStartContainers) == nil {
+			diffs = append(diffs, "PodReadyToStartContainers missing")
+		}
+		if len(diffs) > 0 {
+			f.mismatches++
+			if f.firstMismatch == "" {
+				f.firstMismatch = fmt.Sprintf("%s rv %s: %v", p.Name, p.ResourceVersion, diffs)
+			}
 		}
 	}
 	f.requests = cnt.get()
