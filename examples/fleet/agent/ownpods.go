@@ -62,12 +62,9 @@ func (a *agent) newOwnPodInformer(fieldSelector string) func(kubernetes.Interfac
 				}
 			}), nil
 		}
-		lw := &cache.ListWatch{
-			ListFunc:             func(o metav1.ListOptions) (runtime.Object, error) { return list(context.Background(), o) },
-			WatchFunc:            func(o metav1.ListOptions) (watch.Interface, error) { return watchPods(context.Background(), o) },
-			ListWithContextFunc:  list,
-			WatchFuncWithContext: watchPods,
-		}
+		// Only the context-aware funcs: ListWatch's List and Watch fall back to them with
+		// context.Background() (k8s.io/client-go/tools/cache/listwatch.go).
+		lw := &cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchPods}
 		// As client-go's generated informers: a client that cannot stream a watch-list
 		// (the fake clientset) is listed and watched instead.
 		return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, cs), &v1.Pod{}, resync,
