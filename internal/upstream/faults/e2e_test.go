@@ -929,19 +929,54 @@ type recordingClient struct {
 	// what they sent.
 	patched map[string][]time.Time
 	bodies  map[string][]string
+	// log holds every request's start, end and outcome, for the report of a late probe.
+	log []request
+}
+
+// request is one request a Manager made.
+type request struct {
+	start, end time.Time
+	err        string
+}
+
+// requestsAround describes the requests that began or ended in [from, to], relative to
+// origin.
+func (c *recordingClient) requestsAround(from, to, origin time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, r := range c.log {
+		if r.end.Before(from) || r.start.After(to) {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %+v … %+v %s", r.start.Sub(origin).Round(time.Millisecond), r.end.Sub(origin).Round(time.Millisecond), r.err)
+	}
+	return b.String()
 }
 
 func (c *recordingClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
-	c.begin(true)
+	start := c.begin(true)
 	p, err := c.Client.GetPod(ctx, namespace, name)
 	c.end(err)
+	c.record(start, "GET "+name, err)
 	return p, err
+}
+
+func (c *recordingClient) record(start time.Time, what string, err error) {
+	r := request{start: start, end: time.Now(), err: what + ": ok"}
+	if err != nil {
+		r.err = what + ": " + err.Error()
+	}
+	c.mu.Lock()
+	c.log = append(c.log, r)
+	c.mu.Unlock()
 }
 
 func (c *recordingClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	start := c.begin(false)
 	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
 	c.end(err)
+	c.record(start, "PATCH "+name, err)
 	if err == nil {
 		c.mu.Lock()
 		if c.patched == nil {

@@ -262,6 +262,10 @@ func (w *world) reportRecovery(what string, since time.Time, drifted map[string]
 		}
 		if f, ok := n.cli.firstAfter(since); ok {
 			probes = append(probes, f.Sub(since).Round(time.Millisecond))
+			if f.Sub(since) > 1300*time.Millisecond {
+				t.Logf("%s: %s's first request came %v after: its requests from 3 s before (times from the heal):%s",
+					what, n.name, f.Sub(since).Round(time.Millisecond), n.cli.requestsAround(since.Add(-3*time.Second), f, since))
+			}
 		}
 		if r, ok := n.obs.firstRecoveryAfter(since); ok {
 			woken = append(woken, r.at.Add(r.ev.First).Sub(since).Round(time.Millisecond))
