@@ -398,23 +398,63 @@ func (c *hangClient) PatchPodStatus(ctx context.Context, namespace, name string,
 	return c.outageClient.PatchPodStatus(ctx, namespace, name, patch)
 }
 
-// newHangWorld starts Run in the bubble with Workers workers and RequestTimeout 30 s
-// over a hangClient whose pod "hung" black-holes, and returns the pods created (hung and
-// names), by name.
-func newHangWorld(t *testing.T, workers int, names ...string) (*Manager, *hangClient, map[string]*v1.Pod) {
+// hangWorld is a Manager whose Run runs in the bubble with RequestTimeout 30 s over a
+// hangClient whose pod "hung" black-holes, the pods created (hung and the others, by
+// name), and when the Manager heard the server again (OnRecovery).
+type hangWorld struct {
+	m    *Manager
+	c    *hangClient
+	pods map[string]*v1.Pod
+
+	mu       sync.Mutex
+	answered []time.Time
+}
+
+// newHangWorld starts a hangWorld with workers workers and pods hung and names.
+func newHangWorld(t *testing.T, workers int, names ...string) *hangWorld {
 	t.Helper()
+	w := &hangWorld{pods: map[string]*v1.Pod{}}
 	srv := statustest.NewServer()
-	c := &hangClient{outageClient: newOutageClient(srv), hang: map[string]bool{"hung": true}}
-	m := NewManager(c, Options{Workers: workers, RequestTimeout: 30 * time.Second, Retry: RetryOptions{Jitter: -1}})
-	pods := map[string]*v1.Pod{}
+	w.c = &hangClient{outageClient: newOutageClient(srv), hang: map[string]bool{"hung": true}}
+	obs := &Observer{OnRecovery: func(RecoveryEvent) {
+		w.mu.Lock()
+		w.answered = append(w.answered, time.Now())
+		w.mu.Unlock()
+	}}
+	w.m = NewManager(w.c, Options{Workers: workers, RequestTimeout: 30 * time.Second, Retry: RetryOptions{Jitter: -1}, Observer: obs})
 	for _, name := range append([]string{"hung"}, names...) {
 		p := mgrPod()
 		p.Name, p.UID = name, types.UID("uid-"+name)
-		pods[name] = mgrCreate(t, srv, p)
-		m.ObservePod(pods[name])
+		w.pods[name] = mgrCreate(t, srv, p)
+		w.m.ObservePod(w.pods[name])
 	}
-	mgrRun(t, m)
-	return m, c, pods
+	mgrRun(t, w.m)
+	return w
+}
+
+// set gives each named pod a new status.
+func (w *hangWorld) set(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		mgrSet(t, w.m, w.pods[name], v1.PodStatus{Message: "during"})
+	}
+}
+
+// healAndAwaitAnswer heals the network, waits 3 s of the bubble's time, and fails the
+// test unless the Manager's first answer from the server came within ProbeInterval (1 s)
+// of the heal. It returns when the heal was.
+func (w *hangWorld) healAndAwaitAnswer(t *testing.T) time.Time {
+	t.Helper()
+	w.c.setDown(false)
+	heal := time.Now()
+	time.Sleep(3 * time.Second)
+	synctest.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.answered) == 0 || w.answered[0].Sub(heal) > time.Second {
+		t.Fatalf("server answers seen at %v (heal at %v): want the first within ProbeInterval of heal", w.answered, heal)
+	}
+	return heal
 }
 
 // TestHungRequestHoldsOneWorker: a PATCH that hangs until RequestTimeout (30 s) holds
@@ -422,57 +462,40 @@ func newHangWorld(t *testing.T, workers int, names ...string) (*Manager, *hangCl
 // worker. (When Run waited for each round's slowest request, it went out 30 s later.)
 func TestHungRequestHoldsOneWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, c, pods := newHangWorld(t, 2, "b")
-		mgrSet(t, m, pods["hung"], v1.PodStatus{Message: "x"})
+		w := newHangWorld(t, 2, "b")
+		w.set(t, "hung")
 		time.Sleep(time.Second)
 		synctest.Wait()
 		changed := time.Now()
-		mgrSet(t, m, pods["b"], v1.PodStatus{Message: "y"})
+		w.set(t, "b")
 		synctest.Wait()
-		switch at := c.firstPatchAfter("b", changed); {
+		switch at := w.c.firstPatchAfter("b", changed); {
 		case at.IsZero():
 			t.Errorf("b not patched after its change while hung's PATCH hangs: want at once")
 		case at.After(changed):
 			t.Errorf("b patched %v after its change: want at once while hung's PATCH hangs", at.Sub(changed))
 		}
-		if n := c.count("b"); n != 1 {
+		if n := w.c.count("b"); n != 1 {
 			t.Errorf("b: %d requests, want 1", n)
 		}
 	})
 }
 
-// TestProbeWhileWorkersHang: while the server is unreachable and Run's only worker is
-// held by a request that hangs until RequestTimeout (30 s), the probe still goes out
-// every ProbeInterval (1 s) on its own goroutine, so the healed server is found within
-// a second; the woken pods then go out as soon as a worker is free. (When the probe
-// waited for the round's slowest request, the server was found 30 s late.)
+// TestProbeWhileWorkersHang: while the server is unreachable and one of Run's two workers
+// is held by a request that hangs until RequestTimeout (30 s), the probe still goes out
+// every ProbeInterval (1 s) on its own goroutine, so the healed server is found within a
+// second, and the woken pods go out on the free worker. (When the probe waited for the
+// round's slowest request, the server was found 30 s late.)
 func TestProbeWhileWorkersHang(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var answered []time.Time
-		var mu sync.Mutex
-		m, c, pods := newHangWorld(t, 2, "a", "b", "c")
-		m.obs.OnRecovery = func(RecoveryEvent) {
-			mu.Lock()
-			answered = append(answered, time.Now())
-			mu.Unlock()
-		}
-		c.setDown(true)
-		for _, name := range []string{"a", "b", "c", "hung"} {
-			mgrSet(t, m, pods[name], v1.PodStatus{Message: "during"})
-		}
+		w := newHangWorld(t, 2, "a", "b", "c")
+		w.c.setDown(true)
+		w.set(t, "a", "b", "c", "hung")
 		time.Sleep(5 * time.Second) // a, b and c back off, refused; hung holds a worker
 		synctest.Wait()
-		c.setDown(false)
-		heal := time.Now()
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answered) == 0 || answered[0].Sub(heal) > time.Second {
-			t.Fatalf("server answers seen at %v (heal at %v): want the first within ProbeInterval of heal", answered, heal)
-		}
+		heal := w.healAndAwaitAnswer(t)
 		for _, name := range []string{"a", "b", "c"} {
-			if at := c.firstPatchAfter(name, heal); at.IsZero() {
+			if at := w.c.firstPatchAfter(name, heal); at.IsZero() {
 				t.Errorf("%s not patched within 3 s of heal while hung's request hangs", name)
 			}
 		}
@@ -485,31 +508,15 @@ func TestProbeWhileWorkersHang(t *testing.T) {
 // ProbeInterval. (A probe that skipped queued pods found none to send and waited 30 s.)
 func TestProbeTakesAQueuedPod(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var answered []time.Time
-		var mu sync.Mutex
-		m, c, pods := newHangWorld(t, 1, "a", "b")
-		m.obs.OnRecovery = func(RecoveryEvent) {
-			mu.Lock()
-			answered = append(answered, time.Now())
-			mu.Unlock()
-		}
-		c.setDown(true)
-		mgrSet(t, m, pods["a"], v1.PodStatus{Message: "during"})
-		mgrSet(t, m, pods["b"], v1.PodStatus{Message: "during"})
+		w := newHangWorld(t, 1, "a", "b")
+		w.c.setDown(true)
+		w.set(t, "a", "b")
 		synctest.Wait() // a and b refused: they back off
-		mgrSet(t, m, pods["hung"], v1.PodStatus{Message: "during"})
+		w.set(t, "hung")
 		time.Sleep(5 * time.Second) // hung holds the worker; a and b fall due behind it
 		synctest.Wait()
-		c.setDown(false)
-		heal := time.Now()
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		if len(answered) == 0 || answered[0].Sub(heal) > time.Second {
-			t.Fatalf("server answers seen at %v (heal at %v): want the first within ProbeInterval of heal", answered, heal)
-		}
-		if a, b := c.firstPatchAfter("a", heal), c.firstPatchAfter("b", heal); a.IsZero() && b.IsZero() {
+		heal := w.healAndAwaitAnswer(t)
+		if a, b := w.c.firstPatchAfter("a", heal), w.c.firstPatchAfter("b", heal); a.IsZero() && b.IsZero() {
 			t.Errorf("neither a nor b patched within 3 s of heal: the probe sent neither")
 		}
 	})
