@@ -127,23 +127,21 @@ func (m *Manager) dispatch(q *runQueue) (next time.Time, probe *entry) {
 	// sync rounds, not once per change (a change made meanwhile goes out with the next
 	// batch, as it would after the round), and a worker stuck in a request holds back
 	// no batch.
-	scan := len(q.jobs) == 0
-	for e := range m.dirty {
-		if !scan {
-			break
-		}
-		if e.inflight || !e.pending() {
-			continue
-		}
-		if e.notBefore.After(now) {
-			if next.IsZero() || e.notBefore.Before(next) {
-				next = e.notBefore
+	if len(q.jobs) == 0 {
+		for e := range m.dirty {
+			if e.inflight || !e.pending() {
+				continue
 			}
-			continue
+			if e.notBefore.After(now) {
+				if next.IsZero() || e.notBefore.Before(next) {
+					next = e.notBefore
+				}
+				continue
+			}
+			e.inflight, e.queued = true, true // claimed: nobody else syncs it until finish
+			q.jobs = append(q.jobs, e)
+			queued++
 		}
-		e.inflight, e.queued = true, true // claimed: nobody else syncs it until finish
-		q.jobs = append(q.jobs, e)
-		queued++
 	}
 	// With maxProbes in flight, the next probe waits for one of them to end (it then
 	// wakes Run), not for probeAt, which may be past.
