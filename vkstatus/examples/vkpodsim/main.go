@@ -14,12 +14,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
+	vkslog "github.com/virtual-kubelet/virtual-kubelet/log/slog"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
@@ -125,5 +129,34 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "vkpodsim: node %s, write path %s\n", f.nodeName, f.writePath)
+	// virtual-kubelet logs through the logger in ctx and through none by default: without
+	// one, a server that is down is retried in silence. Info and above go to stderr.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx = vklog.WithLogger(ctx, vkslog.FromSlog(logger))
+	// virtual-kubelet retries a node it cannot register without a word at the default
+	// level: wait for the server here, saying so at error level, with back-off.
+	if err := awaitServer(ctx, cs, logger); err != nil {
+		return nil // interrupted while waiting
+	}
 	return n.Run(ctx)
+}
+
+// awaitServer returns once the API server answers (its version), retrying every 1 s
+// doubling to 30 s and logging each failure at error level; it returns ctx's error if ctx
+// ends first.
+func awaitServer(ctx context.Context, cs kubernetes.Interface, logger *slog.Logger) error {
+	delay := time.Second
+	for {
+		_, err := cs.Discovery().ServerVersion()
+		if err == nil {
+			return nil
+		}
+		logger.Error("API server unreachable; retrying", "err", err, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
 }
