@@ -442,7 +442,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 	log := m.logger(ctx)
 	base := snap.base
 	needGet := base == nil || snap.stale
-	conflicts := 0
+	conflicts, drifts := 0, 0
 	for {
 		if needGet {
 			got, err := m.get(ctx, e)
@@ -499,6 +499,18 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		if err == nil {
 			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
+			if got != nil && got.UID == e.uid && drifts < m.opts.Retry.MaxConflicts && !equalByKubelet(&got.Status, &merged, m.own) {
+				// Another writer changed a kubelet-owned field after the base was taken
+				// and before this PATCH (which did not touch that field). The response,
+				// newer than the watch events of that write, is now the base, so
+				// ObservePod would ignore them: repair it here, against the response.
+				// (The kubelet finds this on its 10 s needsReconcile.) A difference
+				// the merge keeps, such as a shared condition, makes no second PATCH.
+				log.V(3).Info("Pod status changed by another writer before this PATCH; patching again", "pod", ref, "podUID", ref.UID, "resourceVersion", got.ResourceVersion)
+				drifts++
+				base = got
+				continue
+			}
 			return held, m.deleteIfDone(ctx, e)
 		}
 		switch classify(err) {

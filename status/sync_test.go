@@ -524,6 +524,60 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 	mgrWant(t, srv, "get=0 patch=3")
 }
 
+// TestDriftSeenInPatchResponse: another writer's change to a kubelet-owned condition that
+// lands between the Manager's base and its next PATCH (which does not touch that condition)
+// reaches the Manager only inside the PATCH response; its watch event is then older than
+// the base and ignored. The same sync repairs it.
+func TestDriftSeenInPatchResponse(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	foreign, err := srv.SetCondition("new", "foo", mgrCond(v1.PodReady, v1.ConditionFalse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Message = "b"
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)         // its response carries Ready=False
+	m.ObservePod(foreign) // the late event is older than the base: ignored
+	mgrSync(t, m)
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+		t.Fatalf("server Ready = %+v, want True", c)
+	}
+	mgrWant(t, srv, "get=0 patch=3")
+}
+
+// TestForeignConditionInPatchResponseCostsNoRequest: a difference the merge keeps (a
+// foreign condition, another writer's message on a condition the kubelet shares) found in
+// a PATCH response makes no second PATCH.
+func TestForeignConditionInPatchResponseCostsNoRequest(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a"}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	dt := mgrCond(v1.DisruptionTarget, v1.ConditionTrue)
+	dt.Reason = "EvictionByEvictionAPI"
+	if _, err := srv.SetCondition("new", "foo", dt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.SetCondition("new", "foo", mgrCond("example.com/x", v1.ConditionTrue)); err != nil {
+		t.Fatal(err)
+	}
+	s.Message = "b"
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	mgrWant(t, srv, "get=0 patch=2")
+	got := mgrServerPod(t, srv).Status
+	if c := mgrGetCond(got, v1.DisruptionTarget); c == nil || c.Reason != "EvictionByEvictionAPI" {
+		t.Fatalf("DisruptionTarget = %+v", c)
+	}
+}
+
 func TestForgetPod(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
