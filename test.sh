@@ -27,17 +27,22 @@ tools=$root/.tools/bin
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 failed_steps=()
+step_times=()
 
 step() { printf '\n==== %s\n' "$*"; }
-# check NAME CMD...: runs one step and records its failure without stopping.
+# check NAME CMD...: runs one step and records its failure and its wall time without
+# stopping (the times are listed at the end: on a fresh machine most of the run is
+# compiling, and this is where it shows).
 check() {
-	local name=$1
+	local name=$1 start
 	shift
 	step "$name"
+	start=$(date +%s)
 	if ! "$@"; then
 		failed_steps+=("$name")
 		echo "FAILED: $name"
 	fi
+	step_times+=("$(printf '%5ds  %s' $(($(date +%s) - start)) "$name")")
 }
 
 gofmt_all() {
@@ -132,6 +137,8 @@ passed=$(count '^\s*--- PASS')
 failed=$(($(count '^\s*--- FAIL') + $(count '^FAIL\s+\S+\s+\[(build|setup) failed\]') + $(count '^panic: test timed out')))
 skipped=$(count '^\s*--- SKIP')
 echo
+echo "wall time per step:"
+printf '  %s\n' "${step_times[@]}"
 if [ ${#failed_steps[@]} -gt 0 ]; then
 	echo "failed steps:"
 	printf '  %s\n' "${failed_steps[@]}"
