@@ -27,6 +27,10 @@ const (
 	AgentFleet = "fleet"
 	// AgentKWOK: KWOK (sigs.k8s.io/kwok/cmd/kwok) with its default fast stages.
 	AgentKWOK = "kwok"
+	// AgentKubemark: kubemark's hollow kubelet (k8s.io/kubernetes/cmd/kubemark
+	// --morph=kubelet: the kubelet's own code with a fake container runtime), one process
+	// per node, each registering its node.
+	AgentKubemark = "kubemark"
 )
 
 // FakeNodeAnnotation is the annotation (key=value) that marks the nodes the bench
@@ -42,17 +46,42 @@ const FakeNodeAnnotation = "kwok.x-k8s.io/node=fake"
 //go:embed testdata/kwok-fast-stages.yaml
 var KWOKFastStages []byte
 
-// agentProc is an agent process the bench started.
+// agentProc is an agent the bench started: one process (the fleet agent, KWOK) or one
+// per node (kubemark's hollow kubelets).
 type agentProc struct {
-	kind    string
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	waitErr error
+	kind  string
+	procs []*childProc
 	// metricsURL is the fleet agent's /metrics (the bench passes it --metrics-addr
 	// unless Config.AgentArgs does), for its own count of status changes; empty for
 	// other agents.
 	metricsURL string
+	// beforeStop, if set, runs while the processes still run, just before stop signals
+	// them (to find their leftovers).
+	beforeStop func(*agentProc)
+}
+
+// childProc is one process of an agent.
+type childProc struct {
+	name    string // the agent's kind, and the node for a hollow kubelet
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan struct{}
+	waitErr error
+	// leftovers are paths the process leaves behind when it is killed, removed once it
+	// stopped (a hollow kubelet's root directory and fake runtime socket).
+	leftovers []string
+}
+
+// pids are the agent's processes (nil for no agent).
+func (p *agentProc) pids() []int {
+	if p == nil {
+		return nil
+	}
+	out := make([]int, len(p.procs))
+	for i, c := range p.procs {
+		out[i] = c.cmd.Process.Pid
+	}
+	return out
 }
 
 // statusChangesMetric is the fleet agent's count of statuses that changed its status
@@ -202,14 +231,25 @@ func findFleetModule() (string, error) {
 	}
 }
 
-// startAgent starts an agent of kind, its output going to a log file in the bench's
-// temporary directory.
-func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
+// startAgent starts an agent of kind (for kubemark, one hollow kubelet per name of
+// nodes), its output going to log files in the bench's temporary directory.
+func (r *runner) startAgent(kind string, run int, nodes []string) (*agentProc, error) {
+	if kind == AgentKubemark {
+		return r.startKubemark(run, nodes)
+	}
 	argv, metricsURL, err := r.agentCommand(kind)
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(r.tmp, fmt.Sprintf("%s-run%d.log", kind, run))
+	c, err := r.startProcess(kind, argv, filepath.Join(r.tmp, fmt.Sprintf("%s-run%d.log", kind, run)))
+	if err != nil {
+		return nil, err
+	}
+	return &agentProc{kind: kind, procs: []*childProc{c}, metricsURL: metricsURL}, nil
+}
+
+// startProcess starts argv in a process group of its own, its output going to logPath.
+func (r *runner) startProcess(name string, argv []string, logPath string) (*childProc, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("agent log: %w", err)
@@ -219,43 +259,63 @@ func (r *runner) startAgent(kind string, run int) (*agentProc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", kind, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &agentProc{kind: kind, cmd: cmd, logPath: logPath, exited: make(chan struct{}), metricsURL: metricsURL}
+	c := &childProc{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	go func() {
-		p.waitErr = cmd.Wait()
+		c.waitErr = cmd.Wait()
 		logf.Close()
-		close(p.exited)
+		close(c.exited)
 	}()
-	r.logf("started %s (pid %d): %s; log %s", kind, cmd.Process.Pid, strings.Join(argv, " "), logPath)
-	return p, nil
+	r.logf("started %s (pid %d): %s; log %s", name, cmd.Process.Pid, strings.Join(argv, " "), logPath)
+	return c, nil
 }
 
-// alive returns an error if the agent has exited.
+// alive returns an error if a process of the agent has exited.
 func (p *agentProc) alive() error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s exited early (%v); see its log %s", p.kind, p.waitErr, p.logPath)
-	default:
-		return nil
+	for _, c := range p.procs {
+		select {
+		case <-c.exited:
+			return fmt.Errorf("%s exited early (%v); see its log %s", c.name, c.waitErr, c.logPath)
+		default:
+		}
 	}
+	return nil
 }
 
-// stop sends SIGTERM to the agent's process group and waits up to 15 s before SIGKILL.
+// stopGrace is how long stop waits after SIGTERM before SIGKILL.
+const stopGrace = 15 * time.Second
+
+// stop sends SIGTERM to the process group of each of the agent's processes, waits up to
+// stopGrace for all of them before SIGKILL, then removes what they left behind.
 func (p *agentProc) stop() error {
-	select {
-	case <-p.exited:
-		return nil
-	default:
+	if p.beforeStop != nil {
+		p.beforeStop(p)
 	}
-	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
-		<-p.exited
-		return errors.New("agent did not stop within 15 s of SIGTERM; killed")
+	for _, c := range p.procs {
+		select {
+		case <-c.exited:
+		default:
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		}
 	}
+	deadline := time.After(stopGrace)
+	var errs []error
+	for _, c := range p.procs {
+		select {
+		case <-c.exited:
+		case <-deadline:
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+			<-c.exited
+			errs = append(errs, fmt.Errorf("%s did not stop within %v of SIGTERM; killed", c.name, stopGrace))
+		}
+	}
+	for _, c := range p.procs {
+		for _, path := range c.leftovers {
+			if err := os.RemoveAll(path); err != nil {
+				errs = append(errs, fmt.Errorf("removing what %s left: %w", c.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -52,9 +53,11 @@ type Config struct {
 	Kubeconfig string
 
 	// Agents are the agents to measure one after the other on the same server, each
-	// Runs times: AgentFleet, AgentKWOK or AgentNone. Default: AgentNone.
+	// Runs times: AgentFleet, AgentKWOK, AgentKubemark or AgentNone. Default: AgentNone.
 	Agents []string
-	// Runs is how many times each agent is measured; the summary takes medians. Default 1.
+	// Runs is how many times each agent is measured, interleaved: with Agents a, b and
+	// Runs 2 the order is a, b, a, b, so that a change of the machine's load over time
+	// falls on every agent alike. The summary takes medians. Default 1.
 	Runs int
 
 	// Nodes is how many nodes the pods are spread over, round-robin. Default 1.
@@ -63,7 +66,9 @@ type Config struct {
 	// with NodeNamePrefix (an agent that creates its own, such as fleet --nodes N).
 	// Otherwise the bench creates them as KWOK users do, annotated FakeNodeAnnotation,
 	// labelled NodeLabel=true, without a pod CIDR, capacity or address, and deletes them
-	// after each run.
+	// after each run. AgentKubemark ignores it: each hollow kubelet registers its node,
+	// NodeNamePrefix followed by its number, labelled NodeLabel=true, and the bench
+	// deletes those nodes after the run.
 	WaitForNodes bool
 	// NodeNamePrefix names the nodes. Default "fleet-bench-node-".
 	NodeNamePrefix string
@@ -90,6 +95,10 @@ type Config struct {
 	KWOKBin string
 	// KWOKStages is the Stage file passed to kwok --config. Default: KWOKFastStages.
 	KWOKStages string
+	// KubemarkBin is the kubemark binary (k8s.io/kubernetes/cmd/kubemark; see
+	// hack/build-kubemark.sh). Required, and must be executable, when Agents holds
+	// AgentKubemark.
+	KubemarkBin string
 	// AgentArgs are extra arguments for the agents the bench starts.
 	AgentArgs []string
 	// AgentPID is the process of an agent already running (AgentNone) whose CPU time
@@ -98,6 +107,9 @@ type Config struct {
 	// APIServerPID is the API server's process, whose CPU time is reported when it runs
 	// on this machine. 0: not reported.
 	APIServerPID int
+	// Cores is how many cores the API server has, for the deletion floor (its CPU time
+	// during deletion divided by Cores). Default: runtime.NumCPU().
+	Cores int
 
 	// Timeout bounds each phase (nodes Ready, pods Running and Ready, pods gone).
 	// Default 10 minutes.
@@ -119,12 +131,17 @@ func (c *Config) setDefaults() error {
 	for _, a := range c.Agents {
 		switch a {
 		case AgentNone:
-		case AgentFleet, AgentKWOK:
+		case AgentFleet, AgentKWOK, AgentKubemark:
 			if c.Kubeconfig == "" {
 				return fmt.Errorf("agent %q needs a kubeconfig file to be started with", a)
 			}
 		default:
-			return fmt.Errorf("unknown agent %q (want %s, %s or %s)", a, AgentFleet, AgentKWOK, AgentNone)
+			return fmt.Errorf("unknown agent %q (want %s, %s, %s or %s)", a, AgentFleet, AgentKWOK, AgentKubemark, AgentNone)
+		}
+		if a == AgentKubemark {
+			if err := CheckKubemarkBin(c.KubemarkBin); err != nil {
+				return fmt.Errorf("agent kubemark: KubemarkBin: %w", err)
+			}
 		}
 	}
 	if c.AgentPID != 0 && (len(c.Agents) != 1 || c.Agents[0] != AgentNone) {
@@ -143,7 +160,7 @@ func (c *Config) setDefaults() error {
 		p    *int
 		def  int
 		name string
-	}{{&c.Runs, 1, "runs"}, {&c.Nodes, 1, "nodes"}, {&c.Pods, 100, "pods"}, {&c.Clients, 20, "clients"}} {
+	}{{&c.Runs, 1, "runs"}, {&c.Nodes, 1, "nodes"}, {&c.Pods, 100, "pods"}, {&c.Clients, 20, "clients"}, {&c.Cores, runtime.NumCPU(), "cores"}} {
 		if err := defInt(d.p, d.def, d.name); err != nil {
 			return err
 		}
@@ -231,18 +248,50 @@ func run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
-	rep := &Report{Pods: cfg.Pods, Nodes: cfg.Nodes, Clients: cfg.Clients, Delete: cfg.Delete, Runs: cfg.Runs, Profile: cfg.Profile}
-	for _, agent := range cfg.Agents {
-		for i := 1; i <= cfg.Runs; i++ {
-			res, err := r.once(ctx, agent, i)
-			if err != nil {
-				return nil, fmt.Errorf("agent %s, run %d: %w", agent, i, err)
-			}
-			rep.Results = append(rep.Results, *res)
+	rep := &Report{Pods: cfg.Pods, Nodes: cfg.Nodes, Clients: cfg.Clients, Delete: cfg.Delete, Runs: cfg.Runs, Profile: cfg.Profile, Cores: cfg.Cores}
+	for _, s := range schedule(cfg.Agents, cfg.Runs) {
+		res, err := r.once(ctx, s.agent, s.run)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s, run %d: %w", s.agent, s.run, err)
 		}
+		rep.Results = append(rep.Results, *res)
 	}
 	rep.summarize()
 	return rep, nil
+}
+
+// scheduled is one run of one agent.
+type scheduled struct {
+	agent string
+	run   int // from 1
+}
+
+// schedule is the order of the runs: every agent's first run, in the order of agents,
+// then every agent's second run, and so on.
+func schedule(agents []string, runs int) []scheduled {
+	var out []scheduled
+	for i := 1; i <= runs; i++ {
+		for _, a := range agents {
+			out = append(out, scheduled{agent: a, run: i})
+		}
+	}
+	return out
+}
+
+// CheckKubemarkBin returns an error unless path names an executable regular file, as
+// Config.KubemarkBin must for AgentKubemark.
+func CheckKubemarkBin(path string) error {
+	if path == "" {
+		return errors.New("no kubemark binary given")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
 }
 
 func (r *runner) ensureNamespace(ctx context.Context) error {
@@ -263,7 +312,7 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		return nil, err
 	}
 
-	nodes, err := r.prepareNodes(ctx)
+	nodes, err := r.prepareNodes(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -274,12 +323,15 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	}()
 
 	var proc *agentProc
-	pid := cfg.AgentPID
+	var pids []int
+	if cfg.AgentPID != 0 {
+		pids = []int{cfg.AgentPID}
+	}
 	if agent != AgentNone {
-		if proc, err = r.startAgent(agent, run); err != nil {
+		if proc, err = r.startAgent(agent, run, nodes); err != nil {
 			return nil, err
 		}
-		pid = proc.cmd.Process.Pid
+		pids = proc.pids()
 		defer func() {
 			if serr := proc.stop(); serr != nil && err == nil {
 				err = serr
@@ -293,14 +345,14 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 
 	// Let the agent settle (initial lists and watches, node status) before measuring.
 	time.Sleep(time.Second)
-	procBefore, apiBefore, benchProcBefore := r.procStats(pid), r.procStats(cfg.APIServerPID), r.procStats(os.Getpid())
+	procBefore, apiBefore, benchProcBefore := r.procStats(pids...), r.procStats(cfg.APIServerPID), r.procStats(os.Getpid())
 	serverBefore, err := scrapeRequests(ctx, r.cs)
 	if err != nil {
 		return nil, err
 	}
 	benchBefore := r.counter.snapshot()
 
-	w, err := r.watchPods(ctx, runID)
+	w, err := r.watchPods(ctx, runID, podName(runID, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +382,7 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	begin := time.Now()
 	stopProgress := progress("create", begin)
 	createErr := r.parallel(ctx, cfg.Pods, func(ctx context.Context, i int) error {
-		p := newPod(cfg.Namespace, fmt.Sprintf("pod-%s-%06d", runID, i), nodes[i%len(nodes)], runID)
+		p := newPod(cfg.Namespace, podName(runID, i), nodes[i%len(nodes)], runID)
 		if _, err := r.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating pod %s: %w", p.Name, err)
 		}
@@ -353,7 +405,11 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		return nil, err
 	}
 	benchReady := r.counter.snapshot()
-	procReady, apiReady := r.procStats(pid), r.procStats(cfg.APIServerPID)
+	procReady, apiReady := r.procStats(pids...), r.procStats(cfg.APIServerPID)
+	res.SamplePodStatus = w.sampleStatus()
+	if procReady != nil {
+		res.AgentPrivateBytesAtReady = procReady.PrivateBytes
+	}
 	changesReady, haveChanges, err := proc.statusChanges(ctx)
 	if err != nil {
 		r.logf("warning: %v", err)
@@ -366,7 +422,7 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		begin := time.Now()
 		stopProgress := progress("delete", begin)
 		delErr := r.parallel(ctx, cfg.Pods, func(ctx context.Context, i int) error {
-			name := fmt.Sprintf("pod-%s-%06d", runID, i)
+			name := podName(runID, i)
 			if err := r.cs.CoreV1().Pods(cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting pod %s: %w", name, err)
 			}
@@ -404,8 +460,8 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	} else if ok && haveChanges {
 		res.setStatusChanges(changesReady, changes)
 	}
-	if st := r.procStats(pid); st != nil && procBefore != nil && procReady != nil {
-		res.AgentProcess = &ProcStats{CPUSeconds: st.CPUSeconds - procBefore.CPUSeconds, PeakRSSBytes: st.PeakRSSBytes}
+	if st := r.procStats(pids...); st != nil && procBefore != nil && procReady != nil {
+		res.AgentProcess = &ProcStats{CPUSeconds: st.CPUSeconds - procBefore.CPUSeconds, PeakRSSBytes: st.PeakRSSBytes, PrivateBytes: st.PrivateBytes, Processes: st.Processes}
 		res.AgentCPUSecondsToReady = procReady.CPUSeconds - procBefore.CPUSeconds
 	}
 	if st := r.procStats(cfg.APIServerPID); st != nil && apiBefore != nil && apiReady != nil {
@@ -415,6 +471,7 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	if st := r.procStats(os.Getpid()); st != nil && benchProcBefore != nil {
 		res.BenchCPUSeconds = st.CPUSeconds - benchProcBefore.CPUSeconds
 	}
+	res.setDeletionFloor(cfg.Cores)
 	if proc != nil {
 		if err := proc.alive(); err != nil {
 			return nil, err
@@ -423,11 +480,16 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	return res, nil
 }
 
-func (r *runner) procStats(pid int) *ProcStats {
-	if pid == 0 {
+// podName is the name of pod i of run runID.
+func podName(runID string, i int) string { return fmt.Sprintf("pod-%s-%06d", runID, i) }
+
+// procStats sums what /proc says of pids (nil for none; pid 0 means none).
+func (r *runner) procStats(pids ...int) *ProcStats {
+	pids = slices.DeleteFunc(slices.Clone(pids), func(p int) bool { return p == 0 })
+	if len(pids) == 0 {
 		return nil
 	}
-	st, err := readProcStats(pid)
+	st, err := readProcStatsSum(pids)
 	if err != nil {
 		r.logf("warning: %v", err)
 		return nil
@@ -479,21 +541,25 @@ func newPod(namespace, name, node, runID string) *v1.Pod {
 	}
 }
 
-// prepareNodes creates the nodes (or, with WaitForNodes, returns nil: waitNodesReady
-// finds them).
-func (r *runner) prepareNodes(ctx context.Context) ([]string, error) {
-	if r.cfg.WaitForNodes {
+// prepareNodes creates the nodes for agent and returns their names (or, with
+// WaitForNodes, returns nil: waitNodesReady finds them). For AgentKubemark it only
+// returns their names: each hollow kubelet registers its own.
+func (r *runner) prepareNodes(ctx context.Context, agent string) ([]string, error) {
+	if r.cfg.WaitForNodes && agent != AgentKubemark {
 		return nil, nil
+	}
+	names := make([]string, r.cfg.Nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", r.cfg.NodeNamePrefix, i)
+	}
+	if agent == AgentKubemark {
+		return names, nil
 	}
 	key, val, _ := strings.Cut(FakeNodeAnnotation, "=")
 	// The nodes are made as KWOK users make them: the annotation and labels, no pod CIDR,
 	// no capacity, no address. Each agent then brings its own model of pod addresses and
 	// capacity (KWOK's node stage, the fleet agent's shared pod address pool), as on a
 	// KWOK user's cluster.
-	names := make([]string, r.cfg.Nodes)
-	for i := range names {
-		names[i] = fmt.Sprintf("%s%d", r.cfg.NodeNamePrefix, i)
-	}
 	err := r.parallel(ctx, len(names), func(ctx context.Context, i int) error {
 		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:        names[i],
@@ -556,8 +622,10 @@ func (r *runner) waitNodesReady(ctx context.Context, names []string, proc *agent
 	}
 }
 
-// cleanup force-deletes the bench's pods and, unless WaitForNodes, its nodes and their
-// leases, and waits until the pods are gone.
+// cleanup force-deletes the bench's pods and the nodes labelled NodeLabel (those it
+// created, and those of the hollow kubelets it started) with their leases, and waits
+// until the pods are gone. Nodes an agent made itself (WaitForNodes) carry no such label
+// and stay.
 func (r *runner) cleanup(ctx context.Context) error {
 	pods := r.cs.CoreV1().Pods(r.cfg.Namespace)
 	sel := metav1.ListOptions{LabelSelector: RunLabel}
@@ -576,26 +644,24 @@ func (r *runner) cleanup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !r.cfg.WaitForNodes {
-		nodes, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeLabel})
-		if err != nil {
-			return fmt.Errorf("cleanup: listing nodes: %w", err)
+	nodes, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: NodeLabel})
+	if err != nil {
+		return fmt.Errorf("cleanup: listing nodes: %w", err)
+	}
+	err = r.parallel(ctx, len(nodes.Items), func(ctx context.Context, i int) error {
+		name := nodes.Items[i].Name
+		if err := r.cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cleanup: deleting node %s: %w", name, err)
 		}
-		err = r.parallel(ctx, len(nodes.Items), func(ctx context.Context, i int) error {
-			name := nodes.Items[i].Name
-			if err := r.cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("cleanup: deleting node %s: %w", name, err)
-			}
-			// No controller manager collects a node's lease; remove it with the node.
-			err := r.cs.CoordinationV1().Leases(v1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("cleanup: deleting lease %s: %w", name, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+		// No controller manager collects a node's lease; remove it with the node.
+		err := r.cs.CoordinationV1().Leases(v1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cleanup: deleting lease %s: %w", name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -621,14 +687,20 @@ type podWatch struct {
 	created atomic.Int64
 	deleted atomic.Int64
 
+	// sample is the name of the pod whose latest status the watch keeps.
+	sample string
+
 	mu      sync.Mutex
 	ready   map[string]bool
 	nReady  int
 	changed chan struct{} // closed and replaced on every change
+	sampled *v1.PodStatus // sample's latest status
 }
 
-func (r *runner) watchPods(ctx context.Context, runID string) (*podWatch, error) {
-	w := &podWatch{stopCh: make(chan struct{}), ready: map[string]bool{}, changed: make(chan struct{})}
+// watchPods watches the pods of run runID, keeping the latest status of the pod named
+// sample.
+func (r *runner) watchPods(ctx context.Context, runID, sample string) (*podWatch, error) {
+	w := &podWatch{stopCh: make(chan struct{}), ready: map[string]bool{}, changed: make(chan struct{}), sample: sample}
 	factory := informers.NewSharedInformerFactoryWithOptions(r.cs, 0,
 		informers.WithNamespace(r.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -678,6 +750,9 @@ func (w *podWatch) observe(p *v1.Pod) {
 	rr := runningAndReady(p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if p.Name == w.sample {
+		w.sampled = &p.Status // the informer's objects are not changed, only replaced
+	}
 	old, seen := w.ready[p.Name]
 	w.ready[p.Name] = old || rr // once Running and Ready, counted (deletion may end it)
 	if !seen || rr && !old {
@@ -698,6 +773,16 @@ func (w *podWatch) forget(p *v1.Pod) {
 func (w *podWatch) notifyLocked() {
 	close(w.changed)
 	w.changed = make(chan struct{})
+}
+
+// sampleStatus returns a copy of the latest status of the sample pod (nil if unseen).
+func (w *podWatch) sampleStatus() *v1.PodStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sampled == nil {
+		return nil
+	}
+	return w.sampled.DeepCopy()
 }
 
 func (w *podWatch) readyCount() int {

@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/podstatus/podstatus => ../../..
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
 	k8s.io/client-go v0.37.0

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,13 +18,42 @@ type ProcStats struct {
 	// (utime+stime+cutime+cstime in /proc/<pid>/stat).
 	CPUSeconds float64 `json:"cpuSeconds"`
 	// PeakRSSBytes is the peak resident set size since the process started (VmHWM in
-	// /proc/<pid>/status).
+	// /proc/<pid>/status). For several processes, the sum of their peaks.
 	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// PrivateBytes is the memory no other process maps (Private_Clean + Private_Dirty in
+	// /proc/<pid>/smaps_rollup) when it was read; for several processes, their sum. Unlike
+	// RSS it does not count the pages of the binary that several processes of one
+	// program share, so it is what each more process costs.
+	PrivateBytes int64 `json:"privateBytes"`
+	// Processes is how many processes were summed.
+	Processes int `json:"processes"`
 }
 
-// readProcStats reads the CPU time and peak RSS of pid from /proc (Linux only).
+// add adds o's figures to st.
+func (st *ProcStats) add(o ProcStats) {
+	st.CPUSeconds += o.CPUSeconds
+	st.PeakRSSBytes += o.PeakRSSBytes
+	st.PrivateBytes += o.PrivateBytes
+	st.Processes += o.Processes
+}
+
+// readProcStatsSum reads every pid and returns the sum of their figures.
+func readProcStatsSum(pids []int) (ProcStats, error) {
+	var sum ProcStats
+	for _, pid := range pids {
+		st, err := readProcStats(pid)
+		if err != nil {
+			return ProcStats{}, err
+		}
+		sum.add(st)
+	}
+	return sum, nil
+}
+
+// readProcStats reads the CPU time, peak RSS and private memory of pid from /proc
+// (Linux only).
 func readProcStats(pid int) (ProcStats, error) {
-	var st ProcStats
+	st := ProcStats{Processes: 1}
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return st, fmt.Errorf("reading CPU time of pid %d: %w", pid, err)
@@ -53,17 +83,47 @@ func readProcStats(pid int) (ProcStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("reading peak RSS of pid %d: %w", pid, err)
 	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			fs := strings.Fields(rest)
-			if len(fs) >= 1 {
-				kb, err := strconv.ParseInt(fs[0], 10, 64)
-				if err != nil {
-					return st, fmt.Errorf("/proc/%d/status VmHWM: %w", pid, err)
-				}
-				st.PeakRSSBytes = kb * 1024
-			}
+	hwm, err := kbFields(string(status), "VmHWM")
+	if err != nil {
+		return st, fmt.Errorf("/proc/%d/status: %w", pid, err)
+	}
+	st.PeakRSSBytes = hwm["VmHWM"]
+
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return st, fmt.Errorf("reading private memory of pid %d: %w", pid, err)
+	}
+	priv, err := kbFields(string(rollup), "Private_Clean", "Private_Dirty")
+	if err != nil {
+		return st, fmt.Errorf("/proc/%d/smaps_rollup: %w", pid, err)
+	}
+	st.PrivateBytes = priv["Private_Clean"] + priv["Private_Dirty"]
+	return st, nil
+}
+
+// kbFields reads the "Name:   123 kB" lines of text (the format of /proc/<pid>/status
+// and smaps_rollup) for names, in bytes; a name missing from text is an error.
+func kbFields(text string, names ...string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for line := range strings.SplitSeq(text, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		fs := strings.Fields(rest)
+		if len(fs) != 2 || fs[1] != "kB" {
+			return nil, fmt.Errorf("%s: want \"N kB\", got %q", name, strings.TrimSpace(rest))
+		}
+		kb, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = kb * 1024
+	}
+	for _, n := range names {
+		if _, ok := out[n]; !ok {
+			return nil, fmt.Errorf("no %s", n)
 		}
 	}
-	return st, nil
+	return out, nil
 }

@@ -6,11 +6,13 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // RunResult is what one run of one agent measured.
 type RunResult struct {
-	// Agent is AgentFleet, AgentKWOK or AgentNone; Run counts from 1.
+	// Agent is AgentFleet, AgentKWOK, AgentKubemark or AgentNone; Run counts from 1.
 	Agent string `json:"agent"`
 	Run   int    `json:"run"`
 	Pods  int    `json:"pods"`
@@ -61,9 +63,13 @@ type RunResult struct {
 	AgentErrors float64 `json:"agentErrors"`
 	Agent404s   float64 `json:"agent404s"`
 
-	// AgentProcess is the agent process' CPU time over the run and its peak RSS, when it runs
-	// on this machine and the bench knows its pid.
+	// AgentProcess is the agent process' CPU time over the run, its peak RSS and its
+	// private memory at the end, when it runs on this machine and the bench knows its
+	// pid; for an agent of several processes (kubemark), the sums over them.
 	AgentProcess *ProcStats `json:"agentProcess,omitempty"`
+	// AgentPrivateBytesAtReady is the agent's private memory (summed over its processes)
+	// when all pods were Running and Ready.
+	AgentPrivateBytesAtReady int64 `json:"agentPrivateBytesAtReady,omitempty"`
 	// AgentCPUSecondsToReady is the part of AgentProcess.CPUSeconds up to all pods
 	// Running and Ready (the rest is deletion).
 	AgentCPUSecondsToReady float64 `json:"agentCPUSecondsToReady,omitempty"`
@@ -74,6 +80,36 @@ type RunResult struct {
 	// BenchCPUSeconds is the bench's own CPU time over the run (its creating, deleting
 	// and watching clients), which shares the machine with the agent and the API server.
 	BenchCPUSeconds float64 `json:"benchCPUSeconds,omitempty"`
+
+	// DeleteFloorSeconds is the API server's CPU time during deletion divided by the
+	// machine's cores (Config.Cores): no deletion of these pods by any agent can take
+	// less wall time on this machine, given the server's work for the writes it asked
+	// for. Zero without Delete or APIServerPID.
+	DeleteFloorSeconds float64 `json:"deleteFloorSeconds,omitempty"`
+	// AgentShareOfDeletionCPU is the agent's CPU time during deletion divided by the
+	// agent's and the API server's together; nil when either is unknown.
+	AgentShareOfDeletionCPU *float64 `json:"agentShareOfDeletionCPU,omitempty"`
+
+	// SamplePodStatus is the status of the run's first pod when all pods were Running
+	// and Ready, as the bench's watch saw it: what the agent wrote, for CompareStatuses.
+	SamplePodStatus *v1.PodStatus `json:"samplePodStatus,omitempty"`
+}
+
+// setDeletionFloor sets DeleteFloorSeconds and AgentShareOfDeletionCPU from the CPU
+// figures already set, for an API server with cores cores.
+func (res *RunResult) setDeletionFloor(cores int) {
+	if res.DeleteSeconds == 0 || res.APIServerCPUSeconds == 0 || cores <= 0 {
+		return
+	}
+	server := res.APIServerCPUSeconds - res.APIServerCPUSecondsToReady
+	res.DeleteFloorSeconds = server / float64(cores)
+	if res.AgentProcess != nil {
+		agent := res.AgentProcess.CPUSeconds - res.AgentCPUSecondsToReady
+		if agent+server > 0 {
+			share := agent / (agent + server)
+			res.AgentShareOfDeletionCPU = &share
+		}
+	}
 }
 
 // RequestRow is one RequestKey and its count.
@@ -154,6 +190,15 @@ type Summary struct {
 	// AgentCPUSecondsDeletion is the agent's CPU after all pods were Running and Ready.
 	AgentCPUSecondsDeletion *float64 `json:"agentCPUSecondsDeletion,omitempty"`
 	AgentPeakRSSMiB         *float64 `json:"agentPeakRSSMiB,omitempty"`
+	// AgentProcesses is how many processes the agent ran (one per node for kubemark).
+	AgentProcesses int `json:"agentProcesses,omitempty"`
+	// AgentPrivateMiBPerNode is the agent's private memory when all pods were Running
+	// and Ready, summed over its processes, divided by the nodes.
+	AgentPrivateMiBPerNode *float64 `json:"agentPrivateMiBPerNode,omitempty"`
+	// DeleteFloorSeconds and AgentShareOfDeletionCPU are the medians of the runs' (see
+	// RunResult).
+	DeleteFloorSeconds      *float64 `json:"deleteFloorSeconds,omitempty"`
+	AgentShareOfDeletionCPU *float64 `json:"agentShareOfDeletionCPU,omitempty"`
 	APIServerCPUSeconds     *float64 `json:"apiServerCPUSeconds,omitempty"`
 	// APIServerCPUSecondsToReady is the API server's CPU up to all pods Running and Ready.
 	APIServerCPUSecondsToReady *float64 `json:"apiServerCPUSecondsToReady,omitempty"`
@@ -171,11 +216,16 @@ type Report struct {
 	Delete  bool   `json:"delete"`
 	Runs    int    `json:"runs"`
 	Profile string `json:"fleetProfile"`
+	// Cores is the core count the deletion floor divides by (Config.Cores).
+	Cores int `json:"cores"`
 	// Results has every run, in the order they ran.
 	Results []RunResult `json:"results"`
 	// Summaries has one entry per agent, in the order of Config.Agents: medians of its
 	// runs.
 	Summaries []Summary `json:"summaries"`
+	// StatusDiffs are the fields on which the agents' sample pods (the first pod of each
+	// agent's last run, when all were Running and Ready) differ: CompareStatuses.
+	StatusDiffs []FieldDiff `json:"statusDiffs,omitempty"`
 }
 
 func median(xs []float64) float64 {
@@ -192,6 +242,14 @@ func median(xs []float64) float64 {
 
 func (rep *Report) summarize() {
 	rep.Summaries = nil
+	samples := map[string]*v1.PodStatus{}
+	for _, r := range rep.Results {
+		if r.SamplePodStatus != nil {
+			samples[r.Agent] = r.SamplePodStatus
+		}
+	}
+	// A PodStatus always marshals, so CompareStatuses does not fail here.
+	rep.StatusDiffs, _ = CompareStatuses(samples)
 	var order []string
 	by := map[string][]RunResult{}
 	for _, r := range rep.Results {
@@ -263,6 +321,24 @@ func (rep *Report) summarize() {
 				}
 				return float64(r.AgentProcess.PeakRSSBytes) / (1 << 20), true
 			}),
+			AgentProcesses: int(med(func(r RunResult) float64 {
+				if r.AgentProcess == nil {
+					return 0
+				}
+				return float64(r.AgentProcess.Processes)
+			})),
+			AgentPrivateMiBPerNode: optMed(func(r RunResult) (float64, bool) {
+				return float64(r.AgentPrivateBytesAtReady) / (1 << 20) / float64(max(r.Nodes, 1)), r.AgentPrivateBytesAtReady > 0
+			}),
+			DeleteFloorSeconds: optMed(func(r RunResult) (float64, bool) {
+				return r.DeleteFloorSeconds, r.DeleteFloorSeconds > 0
+			}),
+			AgentShareOfDeletionCPU: optMed(func(r RunResult) (float64, bool) {
+				if r.AgentShareOfDeletionCPU == nil {
+					return 0, false
+				}
+				return *r.AgentShareOfDeletionCPU, true
+			}),
 			APIServerCPUSeconds: optMed(func(r RunResult) (float64, bool) {
 				return r.APIServerCPUSeconds, r.APIServerCPUSeconds > 0
 			}),
@@ -289,6 +365,27 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
+// writeHeader writes the header of a markdown table whose first column is named first,
+// then one column per agent aligned by align ("---:" or "---"), then, unless last is
+// empty, a column named last.
+func (rep *Report) writeHeader(b *strings.Builder, first, align, last string) {
+	fmt.Fprintf(b, "| %s |", first)
+	for _, s := range rep.Summaries {
+		fmt.Fprintf(b, " %s |", s.Agent)
+	}
+	if last != "" {
+		fmt.Fprintf(b, " %s |", last)
+	}
+	b.WriteString("\n|---|")
+	for range rep.Summaries {
+		fmt.Fprintf(b, "%s|", align)
+	}
+	if last != "" {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+}
+
 // WriteMarkdown writes the medians side by side, one column per agent, as a markdown
 // table, then the agents' requests per pod by verb, resource and code.
 func (rep *Report) WriteMarkdown(w io.Writer) error {
@@ -299,15 +396,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "; fleet profile %s\n\n", rep.Profile)
 
-	b.WriteString("| |")
-	for _, s := range rep.Summaries {
-		fmt.Fprintf(&b, " %s |", s.Agent)
-	}
-	b.WriteString("\n|---|")
-	for range rep.Summaries {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	rep.writeHeader(&b, "", "---:", "")
 	row := func(name string, f func(Summary) string) {
 		fmt.Fprintf(&b, "| %s |", name)
 		for _, s := range rep.Summaries {
@@ -325,6 +414,7 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	row("pods Running and Ready per second", func(s Summary) string { return fmt.Sprintf("%.0f", s.ReadyPodsPerSecond) })
 	if rep.Delete {
 		row("first delete → all pod objects gone", func(s Summary) string { return fmt.Sprintf("%.1f s", s.DeleteSeconds) })
+		row(fmt.Sprintf("deletion floor: API server + etcd CPU during deletion ÷ %d cores", rep.Cores), func(s Summary) string { return opt(s.DeleteFloorSeconds, "%.1f s") })
 		row("pods deleted per second", func(s Summary) string { return fmt.Sprintf("%.0f", s.DeletedPodsPerSecond) })
 	}
 	row("status PATCHes per pod, to Running and Ready", func(s Summary) string { return fmt.Sprintf("%.2f", s.StatusPatchesToReady) })
@@ -348,10 +438,22 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		row("agent CPU, deletion", func(s Summary) string { return perPod(s.AgentCPUSecondsDeletion) })
 	}
 	row("agent CPU, whole run", func(s Summary) string { return perPod(s.AgentCPUSeconds) })
-	row("agent peak RSS", func(s Summary) string { return opt(s.AgentPeakRSSMiB, "%.0f MiB") })
+	row("agent peak RSS (summed over its processes)", func(s Summary) string {
+		if s.AgentProcesses > 1 {
+			return opt(s.AgentPeakRSSMiB, fmt.Sprintf("%%.0f MiB (%d processes)", s.AgentProcesses))
+		}
+		return opt(s.AgentPeakRSSMiB, "%.0f MiB")
+	})
+	row("agent private memory per node at all Ready (Private_Clean+Private_Dirty ÷ nodes)", func(s Summary) string { return opt(s.AgentPrivateMiBPerNode, "%.1f MiB") })
 	row("API server + etcd CPU, to Running and Ready", func(s Summary) string { return perPod(s.APIServerCPUSecondsToReady) })
 	if rep.Delete {
 		row("API server + etcd CPU, deletion", func(s Summary) string { return perPod(s.APIServerCPUSecondsDeletion) })
+		row("agent's share of agent + API server CPU, deletion", func(s Summary) string {
+			if s.AgentShareOfDeletionCPU == nil {
+				return "–"
+			}
+			return fmt.Sprintf("%.0f%%", *s.AgentShareOfDeletionCPU*100)
+		})
 	}
 	row("bench CPU (its clients and watch), whole run", func(s Summary) string { return opt(s.BenchCPUSeconds, "%.1f s") })
 
@@ -367,15 +469,8 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	if len(keys) > 0 {
-		b.WriteString("\nagent requests per pod (last run; apiserver_request_total minus the bench's own requests)\n\n| verb resource code |")
-		for _, s := range rep.Summaries {
-			fmt.Fprintf(&b, " %s |", s.Agent)
-		}
-		b.WriteString("\n|---|")
-		for range rep.Summaries {
-			b.WriteString("---:|")
-		}
-		b.WriteString("\n")
+		b.WriteString("\nagent requests per pod (last run; apiserver_request_total minus the bench's own requests)\n\n")
+		rep.writeHeader(&b, "verb resource code", "---:", "")
 		for _, k := range keys.Keys() {
 			fmt.Fprintf(&b, "| %s |", k)
 			for _, s := range rep.Summaries {
@@ -393,6 +488,25 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 				}
 			}
 			b.WriteString("\n")
+		}
+	}
+	if len(rep.StatusDiffs) > 0 {
+		b.WriteString("\nwhat each wrote for the same pod, field by field (first pod of the last run at all Ready; times, addresses and container IDs normalised; – for a field not written)\n\n")
+		rep.writeHeader(&b, "field", "---", "why")
+		for _, d := range rep.StatusDiffs {
+			fmt.Fprintf(&b, "| %s |", d.Field)
+			for _, s := range rep.Summaries {
+				v := d.Values[s.Agent]
+				if v == "" {
+					v = "–"
+				}
+				fmt.Fprintf(&b, " %s |", v)
+			}
+			reason := d.Reason
+			if reason == "" {
+				reason = "(not explained yet)"
+			}
+			fmt.Fprintf(&b, " %s |\n", reason)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

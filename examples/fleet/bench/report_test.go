@@ -2,8 +2,11 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 )
@@ -83,5 +86,140 @@ func TestReportPerPhaseCPUAndPatchesPerChange(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The runs of several agents interleave: a, b, c, a, b, c, so that a change of the
+// machine's load falls on each agent alike.
+func TestScheduleInterleaves(t *testing.T) {
+	got := schedule([]string{"a", "b", "c"}, 3)
+	var order []string
+	for _, s := range got {
+		order = append(order, fmt.Sprintf("%s%d", s.agent, s.run))
+	}
+	want := "a1 b1 c1 a2 b2 c2 a3 b3 c3"
+	if strings.Join(order, " ") != want {
+		t.Errorf("schedule = %v, want %s", order, want)
+	}
+	if got := schedule([]string{"a"}, 0); len(got) != 0 {
+		t.Errorf("zero runs scheduled %v", got)
+	}
+}
+
+// Interleaved results summarise into medians per agent, in the agents' order.
+func TestSummaryOfInterleavedRuns(t *testing.T) {
+	rep := &Report{Pods: 100, Runs: 3}
+	for i, s := range schedule([]string{AgentKubemark, AgentFleet}, 3) {
+		rep.Results = append(rep.Results, RunResult{Agent: s.agent, Run: s.run, Pods: 100, Nodes: 4, ReadySeconds: float64(i)})
+	}
+	rep.summarize()
+	if len(rep.Summaries) != 2 || rep.Summaries[0].Agent != AgentKubemark || rep.Summaries[1].Agent != AgentFleet {
+		t.Fatalf("summaries %+v, want kubemark then fleet", rep.Summaries)
+	}
+	// kubemark ran at positions 0, 2, 4; fleet at 1, 3, 5.
+	if got := rep.Summaries[0].ReadySeconds; got != 2 {
+		t.Errorf("kubemark median = %v, want 2", got)
+	}
+	if got := rep.Summaries[1].ReadySeconds; got != 3 {
+		t.Errorf("fleet median = %v, want 3", got)
+	}
+}
+
+func TestDeletionFloor(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		res       RunResult
+		cores     int
+		wantFloor float64
+		wantShare float64 // < 0: none
+	}{
+		{
+			// Server: 10 s over the run, 4 to Ready → 6 during deletion, ÷ 2 cores = 3 s.
+			// Agent: 3 s, 1 to Ready → 2 during deletion; share 2 / (2 + 6) = 0.25.
+			name:      "both known",
+			res:       RunResult{DeleteSeconds: 5, APIServerCPUSeconds: 10, APIServerCPUSecondsToReady: 4, AgentProcess: &ProcStats{CPUSeconds: 3}, AgentCPUSecondsToReady: 1},
+			cores:     2,
+			wantFloor: 3, wantShare: 0.25,
+		},
+		{
+			name:      "four cores, no agent process",
+			res:       RunResult{DeleteSeconds: 5, APIServerCPUSeconds: 10, APIServerCPUSecondsToReady: 2},
+			cores:     4,
+			wantFloor: 2, wantShare: -1,
+		},
+		{
+			name:      "no deletion",
+			res:       RunResult{APIServerCPUSeconds: 10, APIServerCPUSecondsToReady: 2, AgentProcess: &ProcStats{CPUSeconds: 3}},
+			cores:     2,
+			wantFloor: 0, wantShare: -1,
+		},
+		{
+			name:      "no API server pid",
+			res:       RunResult{DeleteSeconds: 5, AgentProcess: &ProcStats{CPUSeconds: 3}},
+			cores:     2,
+			wantFloor: 0, wantShare: -1,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.res
+			r.setDeletionFloor(c.cores)
+			if math.Abs(r.DeleteFloorSeconds-c.wantFloor) > 1e-9 {
+				t.Errorf("floor = %v, want %v", r.DeleteFloorSeconds, c.wantFloor)
+			}
+			switch {
+			case c.wantShare < 0 && r.AgentShareOfDeletionCPU != nil:
+				t.Errorf("share = %v, want none", *r.AgentShareOfDeletionCPU)
+			case c.wantShare >= 0 && (r.AgentShareOfDeletionCPU == nil || math.Abs(*r.AgentShareOfDeletionCPU-c.wantShare) > 1e-9):
+				t.Errorf("share = %v, want %v", r.AgentShareOfDeletionCPU, c.wantShare)
+			}
+		})
+	}
+}
+
+// The report shows the floor beside the deletion time, the agent's share, and the
+// private memory per node of an agent of several processes.
+func TestReportFloorAndMemoryPerNode(t *testing.T) {
+	res := RunResult{Agent: AgentKubemark, Run: 1, Pods: 1000, Nodes: 10, ReadySeconds: 5, DeleteSeconds: 8,
+		APIServerCPUSeconds: 12, APIServerCPUSecondsToReady: 4,
+		AgentProcess:           &ProcStats{CPUSeconds: 6, PeakRSSBytes: 800 << 20, Processes: 10},
+		AgentCPUSecondsToReady: 2, AgentPrivateBytesAtReady: 250 << 20}
+	res.setDeletionFloor(2)
+	rep := &Report{Pods: 1000, Nodes: 10, Delete: true, Runs: 1, Cores: 2, Results: []RunResult{res}}
+	rep.summarize()
+	var b strings.Builder
+	if err := rep.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| deletion floor: API server + etcd CPU during deletion ÷ 2 cores | 4.0 s |", // (12 − 4) / 2
+		"| agent's share of agent + API server CPU, deletion | 33% |",                 // 4 / (4 + 8)
+		"| agent peak RSS (summed over its processes) | 800 MiB (10 processes) |",
+		"| agent private memory per node at all Ready (Private_Clean+Private_Dirty ÷ nodes) | 25.0 MiB |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestKBFields(t *testing.T) {
+	rollup := "Rss:                1652 kB\nPrivate_Clean:        40 kB\nPrivate_Dirty:       116 kB\n"
+	got, err := kbFields(rollup, "Private_Clean", "Private_Dirty")
+	if err != nil || got["Private_Clean"] != 40<<10 || got["Private_Dirty"] != 116<<10 {
+		t.Fatalf("kbFields = %v, %v", got, err)
+	}
+	if _, err := kbFields(rollup, "VmHWM"); err == nil || !strings.Contains(err.Error(), "VmHWM") {
+		t.Errorf("a missing field: err = %v, want one naming it", err)
+	}
+	if _, err := kbFields("VmHWM: 12 MB\n", "VmHWM"); err == nil {
+		t.Error("a field not in kB was accepted")
+	}
+	// This process' own figures.
+	st, err := readProcStatsSum([]int{os.Getpid(), os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Processes != 2 || st.PrivateBytes <= 0 || st.PeakRSSBytes < st.PrivateBytes {
+		t.Errorf("two reads of this process = %+v: want 2 processes, private memory > 0 and ≤ peak RSS", st)
 	}
 }

@@ -1,8 +1,10 @@
 // Command fleet-bench measures a simulated kubelet at scale against a real API server:
-// the fleet agent of examples/fleet, KWOK, or an agent already running, one after the
-// other on the same server with --compare. See package bench and its README.
+// the fleet agent of examples/fleet, KWOK, kubemark's hollow kubelets, or an agent
+// already running, one after the other on the same server with --compare. See package
+// bench and its README.
 //
 //	fleet-bench --kubeconfig /tmp/podstatus.kubeconfig --compare fleet,kwok --pods 10000 --nodes 1 --runs 3 --delete
+//	fleet-bench --kubeconfig /tmp/podstatus.kubeconfig --compare fleet,kwok,kubemark --kubemark-bin /tmp/kubemark --pods 1000 --nodes 10 --delete
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -39,9 +42,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg bench.Config
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig `file` of the API server (a super-user: the bench reads /metrics); default $KUBECONFIG")
-	agent := fs.String("agent", bench.AgentNone, "the agent to measure: fleet (start examples/fleet/cmd/fleet), kwok (start kwok) or none (already running)")
-	compare := fs.String("compare", "", "measure several agents one after the other, e.g. fleet,kwok (overrides --agent)")
-	fs.IntVar(&cfg.Runs, "runs", 1, "runs per agent; the summary shows medians")
+	agent := fs.String("agent", bench.AgentNone, "the agent to measure: fleet (start examples/fleet/cmd/fleet), kwok (start kwok), kubemark (start one hollow kubelet per node) or none (already running)")
+	compare := fs.String("compare", "", "measure several agents one after the other, e.g. fleet,kwok,kubemark (overrides --agent)")
+	fs.IntVar(&cfg.Runs, "runs", 1, "runs per agent, interleaved (a,b,a,b); the summary shows medians")
 	fs.IntVar(&cfg.Nodes, "nodes", 1, "nodes to spread the pods over, round-robin")
 	fs.BoolVar(&cfg.WaitForNodes, "wait-for-nodes", false, "do not create nodes: wait for --nodes Ready nodes named --node-name-prefix* (an agent that makes its own)")
 	fs.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", "fleet-bench-node-", "name prefix of the nodes")
@@ -54,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.AgentSource, "agent-src", "", "directory of the examples/fleet module (default: found from the working directory up)")
 	fs.StringVar(&cfg.KWOKBin, "kwok-bin", "", "kwok binary (default: kwok on PATH; install: go install sigs.k8s.io/kwok/cmd/kwok@v0.8.0)")
 	fs.StringVar(&cfg.KWOKStages, "kwok-stages", "", "Stage file for kwok --config (default: KWOK v0.8.0's fast stages, built in)")
+	fs.StringVar(&cfg.KubemarkBin, "kubemark-bin", "", "kubemark binary, required for the agent kubemark (examples/fleet/bench/hack/build-kubemark.sh builds one)")
+	fs.IntVar(&cfg.Cores, "cores", 0, "cores of the API server's machine, for the deletion floor (API server CPU ÷ cores); default: this machine's")
 	var agentArgs stringList
 	fs.Var(&agentArgs, "agent-arg", "an extra `argument` for the agents the bench starts (repeatable)")
 	fs.IntVar(&cfg.AgentPID, "agent-pid", 0, "with --agent none: `pid` of the running agent, for its CPU time and peak RSS")
@@ -78,6 +83,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *agent != bench.AgentNone && *compare != "" {
 		return errors.New("--agent and --compare exclude each other")
+	}
+	if slices.Contains(cfg.Agents, bench.AgentKubemark) {
+		if err := bench.CheckKubemarkBin(cfg.KubemarkBin); err != nil {
+			return fmt.Errorf("--kubemark-bin: %w (examples/fleet/bench/hack/build-kubemark.sh builds one)", err)
+		}
+	}
+	if cfg.Cores < 0 {
+		return fmt.Errorf("--cores must not be negative, got %d", cfg.Cores)
 	}
 	if len(cfg.Agents) == 1 && cfg.Agents[0] == bench.AgentNone {
 		// Said up front, even with --quiet: a newcomer who started nothing would otherwise

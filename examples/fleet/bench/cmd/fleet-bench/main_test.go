@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,30 @@ func TestStrayArgumentIsNamed(t *testing.T) {
 	err := run(context.Background(), []string{"--kubeconfig", "x", "stray"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Fatalf("run with a stray argument = %v, want an error naming it", err)
+	}
+}
+
+// kubemark without a usable --kubemark-bin is refused before anything else (here a
+// kubeconfig that does not exist would fail next), naming the flag.
+func TestKubemarkBinRefusedUpFront(t *testing.T) {
+	notExec := filepath.Join(t.TempDir(), "kubemark")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--agent", "kubemark"},
+		{"--compare", "fleet,kubemark", "--kubemark-bin", "/nonexistent/kubemark"},
+		{"--agent", "kubemark", "--kubemark-bin", notExec},
+		{"--agent", "kubemark", "--kubemark-bin", t.TempDir()},
+	} {
+		err := run(context.Background(), append([]string{"--kubeconfig", "/nonexistent/kubeconfig"}, args...), &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--kubemark-bin") {
+			t.Errorf("%q: err = %v, want one naming --kubemark-bin", args, err)
+		}
+	}
+	// Without kubemark the flag is not needed: the next error is the kubeconfig's.
+	err := run(context.Background(), []string{"--kubeconfig", "/nonexistent/kubeconfig", "--agent", "fleet"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || strings.Contains(err.Error(), "--kubemark-bin") {
+		t.Errorf("--agent fleet: err = %v, want one about the kubeconfig", err)
 	}
 }
