@@ -107,23 +107,33 @@ func Run(ctx context.Context, cfg Config) error {
 	if r.QPS <= 0 {
 		rc.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	} else {
-		rc.RateLimiter = nil
 		rc.QPS = r.QPS
 		rc.Burst = r.Burst
 		if rc.Burst <= 0 {
 			rc.Burst = int(2 * r.QPS)
 		}
+		// One limiter for both clients below, as a clientset shares one among its groups.
+		rc.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(rc.QPS, rc.Burst)
 	}
 	if rc.UserAgent == "" {
 		rc.UserAgent = "podstatus-fleet"
 	}
 	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
 	rc.Wrap(a.counts.wrapTransport)
-	cs, err := kubernetes.NewForConfig(rc)
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return fmt.Errorf("agent: HTTP client for %s: %w", rc.Host, err)
+	}
+	cs, err := kubernetes.NewForConfigAndClient(rc, hc)
 	if err != nil {
 		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
 	}
-	return a.run(ctx, cs)
+	// Core/v1 (pods, nodes, events) through podCodecs, on the same connection.
+	core, err := newPodCoreV1(rc, hc)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx, podClientset{Interface: cs, core: core})
 }
 
 // run is Run after the client is built; unit tests call it with a fake clientset.
@@ -406,8 +416,7 @@ type leanClient struct {
 func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	p, err := c.Client.GetPod(ctx, namespace, name)
 	if p != nil {
-		p.ManagedFields = nil
-		internPod(p)
+		lean(p)
 	}
 	return p, err
 }
@@ -415,15 +424,25 @@ func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod
 func (c leanClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
 	if p != nil {
-		p.ManagedFields = nil
-		if p.DeletionTimestamp == nil {
-			internPod(p) // a deleting pod is gone after a watch event or two
-		}
+		lean(p)
 		if err == nil {
 			p = c.responses.fromPatch(p)
 		}
 	}
 	return p, err
+}
+
+// lean drops the managedFields of p, a pod decoded for the caller alone, and interns its
+// strings, unless podCodecs already did (it decodes none) or p is being deleted (it is
+// gone after a watch event or two).
+func lean(p *v1.Pod) {
+	if p.ManagedFields == nil {
+		return
+	}
+	p.ManagedFields = nil
+	if p.DeletionTimestamp == nil {
+		internPod(p)
+	}
 }
 
 // responses makes the informer's cache and the Manager's patch base one object instead of
