@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -35,12 +35,9 @@ import (
 // interned (internPod: the object is this decode's alone). The result is the object the
 // generic path returns, minus managedFields.
 
-// podGVK is the kind podCodecs decodes itself.
-var podGVK = v1.SchemeGroupVersion.WithKind("Pod")
-
 // protobufPrefix starts every protobuf-encoded Kubernetes object (the runtime.Unknown
 // envelope; apimachinery's pkg/runtime/serializer/protobuf).
-var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+const protobufPrefix = "k8s\x00"
 
 // Field numbers of the messages podCodecs reads (k8s.io/apimachinery's and k8s.io/api's
 // generated.proto).
@@ -74,7 +71,8 @@ func newPodCodecs() podCodecs {
 		if info.MediaType != runtime.ContentTypeProtobuf {
 			continue
 		}
-		info.Serializer = podDecoder{Serializer: info.Serializer}
+		// Buffers decodePod rewrites a pod's bytes into, shared by the codecs' users.
+		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: &sync.Pool{New: func() any { return new([]byte) }}}
 		if info.StreamSerializer != nil {
 			ss := *info.StreamSerializer
 			ss.Serializer = watchEventDecoder{Serializer: ss.Serializer}
@@ -115,7 +113,10 @@ func (c podClientset) CoreV1() typedcorev1.CoreV1Interface { return c.core }
 
 // podDecoder decodes a protobuf-encoded v1 Pod itself (see podCodecs) and hands anything
 // else to the inner serializer.
-type podDecoder struct{ runtime.Serializer }
+type podDecoder struct {
+	runtime.Serializer
+	bufs *sync.Pool // of *[]byte, for decodePod
+}
 
 func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	var pod *v1.Pod
@@ -133,10 +134,13 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	if pod == nil {
 		pod = &v1.Pod{}
 	}
-	if err := decodePod(pod, raw); err != nil {
+	buf := d.bufs.Get().(*[]byte)
+	err := decodePod(pod, raw, buf)
+	d.bufs.Put(buf)
+	if err != nil {
 		return nil, nil, err
 	}
-	gvk := podGVK
+	gvk := v1.SchemeGroupVersion.WithKind("Pod")
 	pod.SetGroupVersionKind(gvk)
 	return pod, &gvk, nil
 }
@@ -144,13 +148,13 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 // podBytes returns the Pod message inside a protobuf-encoded object (prefix, then
 // runtime.Unknown) if it is a v1 Pod, not content-encoded.
 func podBytes(data []byte) ([]byte, bool) {
-	b, ok := bytes.CutPrefix(data, protobufPrefix)
-	if !ok {
+	if len(data) < len(protobufPrefix) || string(data[:len(protobufPrefix)]) != protobufPrefix {
 		return nil, false
 	}
+	b := data[len(protobufPrefix):]
 	var raw, apiVersion, kind []byte
 	encoded := false
-	ok = eachField(b, func(num protowire.Number, v []byte) {
+	ok := eachField(b, func(num protowire.Number, v []byte) {
 		switch num {
 		case unknownTypeMeta:
 			eachField(v, func(num protowire.Number, v []byte) {
@@ -192,15 +196,10 @@ func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
 	return true
 }
 
-// scratch holds the buffers decodePod rewrites a pod's bytes into.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
-
 // decodePod decodes the Pod message raw into pod (reset first), without its
 // managedFields, and interns its strings unless it is being deleted (it is gone after an
-// event or two).
-func decodePod(pod *v1.Pod, raw []byte) error {
-	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
+// event or two). buf is a buffer it may rewrite raw into (and grow).
+func decodePod(pod *v1.Pod, raw []byte, buf *[]byte) error {
 	lean, ok := withoutManagedFields((*buf)[:0], raw)
 	if !ok {
 		return fmt.Errorf("agent: decoding a pod: malformed protobuf")
@@ -339,8 +338,16 @@ func (d watchEventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind
 	return ev, &gvk, nil
 }
 
-// watchEventTypes are the event types as constants: decoding one allocates nothing.
-var watchEventTypes = []string{"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"}
+// eventType is v as a string, a constant for the event types the API defines: decoding
+// one allocates nothing.
+func eventType(v []byte) string {
+	for _, t := range [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(v) == string(t) {
+			return string(t)
+		}
+	}
+	return string(v)
+}
 
 // decodeWatchEvent reads a metav1.WatchEvent message into ev, its Object.Raw aliasing b.
 func decodeWatchEvent(ev *metav1.WatchEvent, b []byte) bool {
@@ -348,11 +355,7 @@ func decodeWatchEvent(ev *metav1.WatchEvent, b []byte) bool {
 	return eachField(b, func(num protowire.Number, v []byte) {
 		switch num {
 		case watchEventType:
-			if i := slices.Index(watchEventTypes, string(v)); i >= 0 {
-				ev.Type = watchEventTypes[i]
-			} else {
-				ev.Type = string(v)
-			}
+			ev.Type = eventType(v)
 		case watchEventObject:
 			eachField(v, func(num protowire.Number, v []byte) {
 				if num == rawExtensionRaw {

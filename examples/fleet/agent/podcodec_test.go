@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -230,11 +231,21 @@ func TestPodCodecsDecodeIntoAndLists(t *testing.T) {
 }
 
 func TestPodCodecsRejectMalformed(t *testing.T) {
+	info, ok := runtime.SerializerInfoForMediaType(newPodCodecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("podCodecs has no protobuf serializer")
+	}
 	data := encodeProto(t, codecPods()[0])
-	for _, cut := range []int{len(data) - 1, len(data) / 2, 10} {
-		_, err := runtime.Decode(podDecoder{Serializer: protobufInfo(t).Serializer}, data[:cut])
-		if err == nil {
-			t.Errorf("decoding %d of %d bytes: no error", cut, len(data))
+	// A v1 Pod envelope around bytes that are not a Pod message: podDecoder's own path.
+	typeMeta := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v1")
+	typeMeta = protowire.AppendString(protowire.AppendTag(typeMeta, 2, protowire.BytesType), "Pod")
+	bad := protowire.AppendBytes(protowire.AppendTag([]byte(protobufPrefix), 1, protowire.BytesType), typeMeta)
+	bad = protowire.AppendBytes(protowire.AppendTag(bad, 2, protowire.BytesType), []byte{0x0a, 0xff, 0xff})
+	for name, b := range map[string][]byte{
+		"one byte short": data[:len(data)-1], "half": data[:len(data)/2], "prefix only": data[:10], "not a pod message": bad,
+	} {
+		if _, _, err := info.Serializer.Decode(b, nil, nil); err == nil {
+			t.Errorf("%s: no error", name)
 		}
 	}
 }
