@@ -50,6 +50,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -488,12 +489,18 @@ func (r *responses) fromPatch(p *v1.Pod) *v1.Pod {
 func (r *responses) fromWatch(p *v1.Pod) *v1.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s, ok := r.pods[p.UID]; ok && !s.watched && s.pod.ResourceVersion == p.ResourceVersion {
-		delete(r.pods, p.UID)
-		return s.pod
+	if s, ok := r.pods[p.UID]; ok && !s.watched {
+		if s.pod.ResourceVersion == p.ResourceVersion {
+			delete(r.pods, p.UID)
+			return s.pod
+		}
+		if c, err := resourceversion.CompareResourceVersion(s.pod.ResourceVersion, p.ResourceVersion); err == nil && c > 0 {
+			// A response newer than this event (another writer's change came between):
+			// it waits for its own event.
+			return p
+		}
 	}
-	// An older response (or a newer one, whose event follows) is dropped: the Manager
-	// holds it if it is newer than its base.
+	// An older response is dropped: the Manager holds it if it is newer than its base.
 	r.pods[p.UID] = sharedPod{pod: p, watched: true}
 	return p
 }
