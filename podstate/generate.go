@@ -161,21 +161,44 @@ func (g *gen) setPhase(s *v1.PodStatus, phase v1.PodPhase) {
 func (g *gen) setConditions(s *v1.PodStatus) error {
 	pod, base := g.pod, g.base
 	own := conditions.Ownership{Features: g.features}
-	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+8)
+	var resize []v1.PodConditionType
+	if !g.in.Terminal {
+		resize = []v1.PodConditionType{v1.PodResizePending, v1.PodResizeInProgress}
+	}
+	restartAll := g.features.RestartAllContainers() && kubeletrules.CouldRestartAllContainers(&pod.Spec)
+	// Sized once for everything appended below (a slice sized for the worst case, or
+	// regrown, was a third of the bytes one status step allocated).
+	n := 5 // PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled
+	for i := range pod.Status.Conditions {
+		if !own.Owned(pod.Status.Conditions[i].Type) {
+			n++
+		}
+	}
+	for _, t := range resize {
+		if conditions.Get(g.in.Resize, t) != nil {
+			n++
+		}
+	}
+	if conditions.Get(base.Conditions, v1.DisruptionTarget) != nil &&
+		(own.Owned(v1.DisruptionTarget) || conditions.Get(pod.Status.Conditions, v1.DisruptionTarget) == nil) {
+		n++ // appended below, not replaced in place
+	}
+	if restartAll {
+		n++
+	}
+	conds := make([]v1.PodCondition, 0, n)
 	for i := range pod.Status.Conditions {
 		if c := &pod.Status.Conditions[i]; !own.Owned(c.Type) {
 			conds = append(conds, *c.DeepCopy())
 		}
 	}
-	if !g.in.Terminal {
-		for _, t := range []v1.PodConditionType{v1.PodResizePending, v1.PodResizeInProgress} {
-			if c := conditions.Get(g.in.Resize, t); c != nil {
-				rc := *c.DeepCopy()
-				if g.conditionGeneration(t) == 0 {
-					rc.ObservedGeneration = 0
-				}
-				conds = append(conds, rc)
+	for _, t := range resize {
+		if c := conditions.Get(g.in.Resize, t); c != nil {
+			rc := *c.DeepCopy()
+			if g.conditionGeneration(t) == 0 {
+				rc.ObservedGeneration = 0
 			}
+			conds = append(conds, rc)
 		}
 	}
 	if dt := conditions.Get(base.Conditions, v1.DisruptionTarget); dt != nil {
@@ -215,7 +238,7 @@ func (g *gen) setConditions(s *v1.PodStatus) error {
 		ObservedGeneration: g.conditionGeneration(v1.PodScheduled),
 		Status:             v1.ConditionTrue,
 	})
-	if g.features.RestartAllContainers() && kubeletrules.CouldRestartAllContainers(&pod.Spec) {
+	if restartAll {
 		conds = append(conds, g.allContainersRestarting(s.Phase))
 	}
 	s.Conditions = conds

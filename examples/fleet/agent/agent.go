@@ -50,6 +50,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -83,7 +84,7 @@ type agent struct {
 	podInformer cache.SharedIndexInformer
 	counts      counters
 	simCache    podsim.Cache // shared by every simulated pod
-	responses   responses    // PATCH responses waiting for their watch event
+	responses   responses    // one object per pod for the informer and the Manager
 	// fieldManager names the agent's status PATCHes on the server: the User-Agent's
 	// product (the part before a '/'), the name the server would derive from it.
 	fieldManager string
@@ -107,23 +108,33 @@ func Run(ctx context.Context, cfg Config) error {
 	if r.QPS <= 0 {
 		rc.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	} else {
-		rc.RateLimiter = nil
 		rc.QPS = r.QPS
 		rc.Burst = r.Burst
 		if rc.Burst <= 0 {
 			rc.Burst = int(2 * r.QPS)
 		}
+		// One limiter for both clients below, as a clientset shares one among its groups.
+		rc.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(rc.QPS, rc.Burst)
 	}
 	if rc.UserAgent == "" {
 		rc.UserAgent = "podstatus-fleet"
 	}
 	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
 	rc.Wrap(a.counts.wrapTransport)
-	cs, err := kubernetes.NewForConfig(rc)
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return fmt.Errorf("agent: HTTP client for %s: %w", rc.Host, err)
+	}
+	cs, err := kubernetes.NewForConfigAndClient(rc, hc)
 	if err != nil {
 		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
 	}
-	return a.run(ctx, cs)
+	// Core/v1 (pods, nodes, events) through podCodecs, on the same connection.
+	core, err := newPodCoreV1(rc, hc)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx, podClientset{Interface: cs, core: core})
 }
 
 // run is Run after the client is built; unit tests call it with a fake clientset.
@@ -303,7 +314,7 @@ func newAgent(r resolved) *agent {
 	a.nodes.nodes = map[string]*nodeState{}
 	a.nodes.space = newAddrSpace(r.identity(), podCIDRBits(r.MaxPods))
 	a.pods.pods = map[types.UID]*podEntry{}
-	a.responses.pods = map[types.UID]*v1.Pod{}
+	a.responses.pods = map[types.UID]sharedPod{}
 	return a
 }
 
@@ -396,8 +407,8 @@ func stripManagedFields(o any) (any, error) {
 // leanClient is the status.Client the Manager uses: the pods it returns (PATCH responses
 // and GETs, which the Manager keeps as the base of its next patch, one per pod) lose their
 // managedFields, as informer objects do. Patches are computed from the base's status,
-// generation and resourceVersion only, so they are unchanged. Every PATCH response is
-// also left in responses for the informer (see transformPod).
+// generation and resourceVersion only, so they are unchanged. Every PATCH response goes
+// through responses, which shares one object per pod with the informer.
 type leanClient struct {
 	status.Client
 	responses *responses
@@ -406,8 +417,7 @@ type leanClient struct {
 func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	p, err := c.Client.GetPod(ctx, namespace, name)
 	if p != nil {
-		p.ManagedFields = nil
-		internPod(p)
+		lean(p)
 	}
 	return p, err
 }
@@ -415,67 +425,115 @@ func (c leanClient) GetPod(ctx context.Context, namespace, name string) (*v1.Pod
 func (c leanClient) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	p, err := c.Client.PatchPodStatus(ctx, namespace, name, patch)
 	if p != nil {
-		p.ManagedFields = nil
-		internPod(p)
+		lean(p)
 		if err == nil {
-			c.responses.put(p)
+			p = c.responses.fromPatch(p)
 		}
 	}
 	return p, err
 }
 
-// responses holds each pod's newest PATCH response until the watch event of the same
-// resourceVersion reaches the informer, which then stores the response instead of the
-// copy it just decoded: the informer's cache and the Manager's patch base are one object
-// instead of two equal ones (a pod's largest cost, some 3.4 KB each at 100,000 pods).
-// An entry lives from a response to the pod's next watch event, so the map stays small.
+// lean drops the managedFields of p, a pod decoded for the caller alone, and interns its
+// strings, unless podCodecs already did (it decodes none) or p is being deleted (it is
+// gone after a watch event or two).
+func lean(p *v1.Pod) {
+	if p.ManagedFields == nil {
+		return
+	}
+	p.ManagedFields = nil
+	if p.DeletionTimestamp == nil {
+		internPod(p)
+	}
+}
+
+// responses makes the informer's cache and the Manager's patch base one object instead of
+// two equal ones (a pod's largest cost, some 4 KB each): a PATCH response and the watch
+// event of the same resourceVersion are the same stored object, and whichever of the two
+// reaches the agent second is replaced by the first. The response usually comes first: the
+// informer then stores it instead of the copy it just decoded (transformPod). When the
+// event comes first, the Manager is given the informer's object instead of the response
+// (leanClient.PatchPodStatus); without that, the response stayed as a second copy of the
+// pod until its next event: for a pod that is Running and Ready, until it is deleted.
+//
+// It holds, per pod, the newest object one side has and the other may still bring: a
+// PATCH response until its watch event, or the newest watch event's object (the one the
+// informer holds) until a response of its resourceVersion. Each entry points at an object
+// the informer or the Manager holds anyway; onPodDelete drops it.
 type responses struct {
 	mu   sync.Mutex
-	pods map[types.UID]*v1.Pod
+	pods map[types.UID]sharedPod
 }
 
-func (r *responses) put(p *v1.Pod) {
-	r.mu.Lock()
-	r.pods[p.UID] = p
-	r.mu.Unlock()
+// sharedPod is one pod's entry in responses.
+type sharedPod struct {
+	pod     *v1.Pod
+	watched bool // pod is the informer's object (a watch event), not a PATCH response
 }
 
-// take removes uid's response and returns it if it is the object of resourceVersion rv.
-func (r *responses) take(uid types.UID, rv string) *v1.Pod {
+// fromPatch takes a PATCH response and returns the object the Manager keeps: the
+// informer's, if its watch event came first, else p itself (kept for its event).
+func (r *responses) fromPatch(p *v1.Pod) *v1.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p, ok := r.pods[uid]
-	if !ok {
-		return nil
+	if s, ok := r.pods[p.UID]; ok && s.watched && s.pod.ResourceVersion == p.ResourceVersion {
+		delete(r.pods, p.UID)
+		return s.pod
 	}
-	delete(r.pods, uid)
-	if p.ResourceVersion != rv {
-		return nil // an older response (or a newer one, whose event follows): drop it
-	}
+	r.pods[p.UID] = sharedPod{pod: p}
 	return p
+}
+
+// fromWatch takes a watch event's pod (or a listed one) and returns the object the
+// informer keeps: the Manager's PATCH response of the same resourceVersion if there is
+// one, else p itself (kept for a response that may follow).
+func (r *responses) fromWatch(p *v1.Pod) *v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.pods[p.UID]; ok && !s.watched {
+		if s.pod.ResourceVersion == p.ResourceVersion {
+			delete(r.pods, p.UID)
+			return s.pod
+		}
+		if c, err := resourceversion.CompareResourceVersion(s.pod.ResourceVersion, p.ResourceVersion); err == nil && c > 0 {
+			// A response newer than this event (another writer's change came between):
+			// it waits for its own event.
+			return p
+		}
+	}
+	// An older response is dropped: the Manager holds it if it is newer than its base.
+	r.pods[p.UID] = sharedPod{pod: p, watched: true}
+	return p
+}
+
+// forget drops uid's entry (the pod left the informer).
+func (r *responses) forget(uid types.UID) {
+	r.mu.Lock()
+	delete(r.pods, uid)
+	r.mu.Unlock()
 }
 
 // transformPod is the pod informer's transform: managedFields go, and a pod whose watch
 // event carries the object of the agent's own PATCH (same UID and resourceVersion: the
-// same stored object) is replaced by the PATCH response the Manager already holds. Both
-// are read-only from then on: informer objects and Manager bases are never modified.
+// same stored object) is replaced by the PATCH response the Manager already holds (see
+// responses). Both are read-only from then on: informer objects and Manager bases are
+// never modified.
 func (a *agent) transformPod(o any) (any, error) {
 	p, ok := o.(*v1.Pod)
 	if !ok {
 		return stripManagedFields(o)
 	}
-	if mine := a.responses.take(p.UID, p.ResourceVersion); mine != nil {
-		return mine, nil
-	}
-	if p.ManagedFields != nil {
+	if p.ManagedFields != nil && p.DeletionTimestamp == nil {
 		// A shallow copy, not a write to the event's object: a client (client-go's fake
 		// clientset, for one) may share it with others. An object with managedFields
 		// comes from a real API server's watch, decoded for this informer alone: its
-		// strings can be interned in place.
+		// strings can be interned in place. A deleting pod keeps them: it is gone after
+		// an event or two (its terminal status, its deletion), and copying and interning
+		// each of those events' objects cost a few percent of the agent's CPU while
+		// deleting.
 		c := *p
 		c.ManagedFields = nil
 		p = &c
 		internPod(p)
 	}
-	return p, nil
+	return a.responses.fromWatch(p), nil
 }

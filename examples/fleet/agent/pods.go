@@ -126,7 +126,7 @@ func (a *agent) onPodDelete(obj any) {
 		a.counts.setPhase(e.phase, "")
 		e.mu.Unlock()
 	}
-	a.responses.take(pod.UID, "")
+	a.responses.forget(pod.UID)
 	a.status.ForgetPod(pod.UID)
 }
 

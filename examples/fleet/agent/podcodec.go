@@ -1,0 +1,367 @@
+package agent
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+)
+
+// Decoding pods without the waste of the generic protobuf path.
+//
+// A pod reaches the agent some five times in its life (its creation, the agent's PATCH
+// responses and their watch events, its deletion) and each decode through client-go's
+// generic path copies the pod's bytes twice before decoding them (a watch event's
+// RawExtension, then the runtime.Unknown envelope: apimachinery's
+// pkg/apis/meta/v1/generated.pb.go and pkg/runtime/serializer/protobuf/protobuf.go) and
+// decodes its managedFields (one ManagedFieldsEntry and a copy of its FieldsV1 JSON per
+// field manager), which the agent then throws away. Together that was about a fifth of
+// what the agent allocated, so of its garbage collector's work.
+//
+// podCodecs is the agent's client codecs: for protobuf only, a pod (not a list, a Status
+// or any other kind, which keep the generic path) is decoded straight from the bytes the
+// client read, with its managedFields skipped on the wire, and its repeated strings
+// interned (internPod: the object is this decode's alone). The result is the object the
+// generic path returns, minus managedFields.
+
+// protobufPrefix starts every protobuf-encoded Kubernetes object (the runtime.Unknown
+// envelope; apimachinery's pkg/runtime/serializer/protobuf).
+const protobufPrefix = "k8s\x00"
+
+// Field numbers of the messages podCodecs reads (k8s.io/apimachinery's and k8s.io/api's
+// generated.proto).
+const (
+	unknownTypeMeta        = 1 // runtime.Unknown.typeMeta
+	unknownRaw             = 2 // runtime.Unknown.raw
+	unknownContentEncoding = 3 // runtime.Unknown.contentEncoding
+	typeMetaAPIVersion     = 1 // runtime.TypeMeta.apiVersion
+	typeMetaKind           = 2 // runtime.TypeMeta.kind
+	watchEventType         = 1 // metav1.WatchEvent.type
+	watchEventObject       = 2 // metav1.WatchEvent.object
+	rawExtensionRaw        = 1 // runtime.RawExtension.raw
+	podMetadata            = 1 // v1.Pod.metadata
+	podSpec                = 2 // v1.Pod.spec
+	podStatus              = 3 // v1.Pod.status
+	objectMetaManaged      = 17
+)
+
+// podCodecs is a runtime.NegotiatedSerializer: client-go's, with the protobuf decoders
+// replaced by podDecoder and watchEventDecoder.
+type podCodecs struct {
+	runtime.NegotiatedSerializer
+	infos []runtime.SerializerInfo
+}
+
+func newPodCodecs() podCodecs {
+	inner := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	infos := slices.Clone(inner.SupportedMediaTypes())
+	for i := range infos {
+		info := &infos[i]
+		if info.MediaType != runtime.ContentTypeProtobuf {
+			continue
+		}
+		// Buffers decodePod rewrites a pod's bytes into, shared by the codecs' users.
+		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: &sync.Pool{New: func() any { return new([]byte) }}}
+		if info.StreamSerializer != nil {
+			ss := *info.StreamSerializer
+			ss.Serializer = watchEventDecoder{Serializer: ss.Serializer}
+			info.StreamSerializer = &ss
+		}
+	}
+	return podCodecs{NegotiatedSerializer: inner, infos: infos}
+}
+
+// SupportedMediaTypes is the inner codecs' list, protobuf's decoders replaced.
+func (c podCodecs) SupportedMediaTypes() []runtime.SerializerInfo { return c.infos }
+
+// newPodCoreV1 is client-go's CoreV1 client for rc and hc (core_client.go's
+// NewForConfigAndClient) with podCodecs as its codecs.
+func newPodCoreV1(rc *rest.Config, hc *http.Client) (typedcorev1.CoreV1Interface, error) {
+	c := *rc
+	gv := v1.SchemeGroupVersion
+	c.GroupVersion = &gv
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = newPodCodecs()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rcl, err := rest.RESTClientForConfigAndClient(&c, hc)
+	if err != nil {
+		return nil, fmt.Errorf("agent: core/v1 client: %w", err)
+	}
+	return typedcorev1.New(rcl), nil
+}
+
+// podClientset is a clientset whose CoreV1 decodes pods with podCodecs.
+type podClientset struct {
+	kubernetes.Interface
+	core typedcorev1.CoreV1Interface
+}
+
+func (c podClientset) CoreV1() typedcorev1.CoreV1Interface { return c.core }
+
+// podDecoder decodes a protobuf-encoded v1 Pod itself (see podCodecs) and hands anything
+// else to the inner serializer.
+type podDecoder struct {
+	runtime.Serializer
+	bufs *sync.Pool // of *[]byte, for decodePod
+}
+
+func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	var pod *v1.Pod
+	switch o := into.(type) {
+	case nil:
+	case *v1.Pod:
+		pod = o
+	default:
+		return d.Serializer.Decode(data, defaults, into)
+	}
+	raw, ok := podBytes(data)
+	if !ok {
+		return d.Serializer.Decode(data, defaults, into)
+	}
+	if pod == nil {
+		pod = &v1.Pod{}
+	}
+	buf := d.bufs.Get().(*[]byte)
+	err := decodePod(pod, raw, buf)
+	d.bufs.Put(buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	gvk := v1.SchemeGroupVersion.WithKind("Pod")
+	pod.SetGroupVersionKind(gvk)
+	return pod, &gvk, nil
+}
+
+// podBytes returns the Pod message inside a protobuf-encoded object (prefix, then
+// runtime.Unknown) if it is a v1 Pod, not content-encoded.
+func podBytes(data []byte) ([]byte, bool) {
+	if len(data) < len(protobufPrefix) || string(data[:len(protobufPrefix)]) != protobufPrefix {
+		return nil, false
+	}
+	b := data[len(protobufPrefix):]
+	var raw, apiVersion, kind []byte
+	encoded := false
+	ok := eachField(b, func(num protowire.Number, v []byte) {
+		switch num {
+		case unknownTypeMeta:
+			eachField(v, func(num protowire.Number, v []byte) {
+				switch num {
+				case typeMetaAPIVersion:
+					apiVersion = v
+				case typeMetaKind:
+					kind = v
+				}
+			})
+		case unknownRaw:
+			raw = v
+		case unknownContentEncoding:
+			encoded = len(v) > 0
+		}
+	})
+	return raw, ok && !encoded && raw != nil && string(apiVersion) == "v1" && string(kind) == "Pod"
+}
+
+// eachField calls fn with the number and value of each length-delimited field of the
+// protobuf message b (strings, bytes, messages, packed lists), in order, and skips the
+// others. It reports false for bytes that are not a protobuf message.
+func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return false
+		}
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b[n:])
+			fn(num, v)
+		}
+		b = b[n+m:]
+	}
+	return true
+}
+
+// decodePod decodes the Pod message raw into pod (reset first), without its
+// managedFields, and interns its strings unless it is being deleted (it is gone after an
+// event or two). buf is a buffer it may rewrite raw into (and grow).
+func decodePod(pod *v1.Pod, raw []byte, buf *[]byte) error {
+	lean, ok := withoutManagedFields((*buf)[:0], raw)
+	if !ok {
+		return fmt.Errorf("agent: decoding a pod: malformed protobuf")
+	}
+	if len(lean) > 0 {
+		*buf = lean
+	} else {
+		lean = raw
+	}
+	*pod = v1.Pod{}
+	presize(pod, lean)
+	// v1.Pod.Unmarshal copies every string and byte slice out of lean, so the buffer
+	// is free again once it returns.
+	if err := pod.Unmarshal(lean); err != nil {
+		return fmt.Errorf("agent: decoding a pod: %w", err)
+	}
+	if pod.DeletionTimestamp == nil {
+		internPod(pod)
+	}
+	return nil
+}
+
+// withoutManagedFields appends to dst the Pod message pod with the managedFields of its
+// metadata left out, every other field as it is and in its order. It appends nothing
+// when pod has no managedFields, and reports false for bytes that are not protobuf.
+func withoutManagedFields(dst, pod []byte) ([]byte, bool) {
+	// Find the metadata and the size of its managedFields.
+	var meta []byte
+	var metaAt, metaEnd, managed int
+	for rest := pod; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
+		if n < 0 || m < 0 {
+			return nil, false
+		}
+		if num == podMetadata && typ == protowire.BytesType {
+			metaAt = len(pod) - len(rest)
+			metaEnd = metaAt + n + m
+			meta, _ = protowire.ConsumeBytes(rest[n:])
+		}
+		rest = rest[n+m:]
+	}
+	for rest := meta; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
+		if n < 0 || m < 0 {
+			return nil, false
+		}
+		if num == objectMetaManaged {
+			managed += n + m
+		}
+		rest = rest[n+m:]
+	}
+	if managed == 0 {
+		return dst, true
+	}
+	dst = append(dst, pod[:metaAt]...)
+	dst = protowire.AppendTag(dst, podMetadata, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(len(meta)-managed))
+	for rest := meta; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if num != objectMetaManaged {
+			dst = append(dst, rest[:n+m]...)
+		}
+		rest = rest[n+m:]
+	}
+	return append(dst, pod[metaEnd:]...), true
+}
+
+// presize gives the lists of pod (a zero Pod) the capacity of the lists the Pod message
+// raw holds. v1.Pod.Unmarshal appends a list's items one at a time, so a status's five
+// conditions cost slices of 1, 2, 4 and 8 (1.8 KB, of which the last 960 B stay for the
+// pod's life) instead of one of 640 B.
+func presize(pod *v1.Pod, raw []byte) {
+	var spec, status []byte
+	eachField(raw, func(num protowire.Number, v []byte) {
+		switch num {
+		case podSpec:
+			spec = v
+		case podStatus:
+			status = v
+		}
+	})
+	// Field numbers: k8s.io/api/core/v1/generated.proto.
+	if c, ok := fieldCounts(spec); ok {
+		s := &pod.Spec
+		s.Volumes = withCap[v1.Volume](c[1])
+		s.Containers = withCap[v1.Container](c[2])
+		s.InitContainers = withCap[v1.Container](c[20])
+		s.Tolerations = withCap[v1.Toleration](c[22])
+		s.ReadinessGates = withCap[v1.PodReadinessGate](c[28])
+	}
+	if c, ok := fieldCounts(status); ok {
+		s := &pod.Status
+		s.Conditions = withCap[v1.PodCondition](c[2])
+		s.ContainerStatuses = withCap[v1.ContainerStatus](c[8])
+		s.InitContainerStatuses = withCap[v1.ContainerStatus](c[10])
+		s.PodIPs = withCap[v1.PodIP](c[12])
+		s.HostIPs = withCap[v1.HostIP](c[16])
+	}
+}
+
+// fieldCounts counts the occurrences of each length-delimited field (a list of messages
+// is one per item) numbered below 64 in message b.
+func fieldCounts(b []byte) (c [64]int, ok bool) {
+	ok = eachField(b, func(num protowire.Number, _ []byte) {
+		if num < 64 {
+			c[num]++
+		}
+	})
+	return c, ok
+}
+
+// withCap is an empty slice of capacity n, or nil for 0 (as Unmarshal leaves a list it
+// does not see).
+func withCap[T any](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	return make([]T, 0, n)
+}
+
+// watchEventDecoder decodes a protobuf watch frame into a metav1.WatchEvent whose
+// Object.Raw is the frame's own bytes, not a copy: client-go's watch decoder
+// (k8s.io/client-go/rest/watch/decoder.go) decodes that object before it reads the next
+// frame into the same buffer. Anything else goes to the inner serializer.
+type watchEventDecoder struct{ runtime.Serializer }
+
+func (d watchEventDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	ev, ok := into.(*metav1.WatchEvent)
+	if !ok || !decodeWatchEvent(ev, data) {
+		return d.Serializer.Decode(data, defaults, into)
+	}
+	gvk := metav1.SchemeGroupVersion.WithKind("WatchEvent")
+	return ev, &gvk, nil
+}
+
+// eventType is v as a string, a constant for the event types the API defines: decoding
+// one allocates nothing.
+func eventType(v []byte) string {
+	for _, t := range [...]watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(v) == string(t) {
+			return string(t)
+		}
+	}
+	return string(v)
+}
+
+// decodeWatchEvent reads a metav1.WatchEvent message into ev, its Object.Raw aliasing b.
+func decodeWatchEvent(ev *metav1.WatchEvent, b []byte) bool {
+	*ev = metav1.WatchEvent{}
+	return eachField(b, func(num protowire.Number, v []byte) {
+		switch num {
+		case watchEventType:
+			ev.Type = eventType(v)
+		case watchEventObject:
+			eachField(v, func(num protowire.Number, v []byte) {
+				if num == rawExtensionRaw {
+					ev.Object.Raw = v
+				}
+			})
+		}
+	})
+}
