@@ -24,9 +24,9 @@ func codecPods() []*v1.Pod {
 	now := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
 	mf := []metav1.ManagedFieldsEntry{
 		{Manager: "fleet-bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:containers":{}}}`)}},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:containers":{}}}`)},
 		{Manager: "podstatus-fleet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &now,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)}, Subresource: "status"},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{}}}`), Subresource: "status"},
 	}
 	full := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u1", ResourceVersion: "42", Generation: 1,

@@ -35,7 +35,7 @@ func TestResponsesOneObjectPerPod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := responses{pods: map[types.UID]sharedPod{}}
-			var sent, got []*v1.Pod
+			var sent []*v1.Pod
 			for i, s := range tc.steps {
 				p := pod(s.rv)
 				sent = append(sent, p)
@@ -45,7 +45,6 @@ func TestResponsesOneObjectPerPod(t *testing.T) {
 				} else {
 					g = r.fromWatch(p)
 				}
-				got = append(got, g)
 				want := p
 				if s.same >= 0 {
 					want = sent[s.same]
