@@ -12,7 +12,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/internal/resources"
-	"github.com/podstatus/podstatus/podstate"
 )
 
 // kubeletOpts are the options the kubelet v1.37.0 passes to PodRequests and PodLimits for
@@ -89,15 +88,8 @@ func TestDifferentialPodLevelStatus(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
 		in.PodCgroup = nil
-		s, err := podstate.Generate(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, old := generate(t, in)
 		pod := in.Pod
-		old := pod.Status.DeepCopy()
-		if in.OldStatus != nil {
-			old = in.OldStatus.DeepCopy()
-		}
 		if want := resourcehelper.PodRequests(pod, kubeletOpts); !sameList(s.AllocatedResources, want) {
 			t.Fatalf("allocatedResources = %s, kubelet %s", jsonOf(s.AllocatedResources), jsonOf(want))
 		}
