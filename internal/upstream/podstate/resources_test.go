@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/podstatus/podstatus/internal/resources"
+	"github.com/podstatus/podstatus/podstate/podstatetest"
 )
 
 // kubeletOpts are the options the kubelet v1.37.0 passes to PodRequests and PodLimits for
@@ -88,6 +89,12 @@ func TestDifferentialPodLevelStatus(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
 		in.PodCgroup = nil
+		if in.OldStatus != nil && rapid.Bool().Draw(t, "oldRunning") {
+			// Bias towards the case whose values come from the previous status.
+			in.OldStatus.Phase = v1.PodRunning
+			r := podstatetest.Requirements().Draw(t, "oldResources")
+			in.OldStatus.Resources = &r
+		}
 		s, old := generate(t, in)
 		pod := in.Pod
 		if want := resourcehelper.PodRequests(pod, kubeletOpts); !sameList(s.AllocatedResources, want) {
