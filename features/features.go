@@ -37,16 +37,23 @@ type Set struct {
 	// since v1.35): per-container restart policies and rules are then ignored when the
 	// phase is derived and when container state transitions are checked.
 	NoContainerRestartRules bool
+
+	// NoPodLevelResourcesStatus turns off gate InPlacePodLevelResourcesVerticalScaling
+	// (alpha in v1.35, beta and on by default since v1.36): the status then carries no
+	// pod-level resources and allocatedResources, as before v1.36.
+	NoPodLevelResourcesStatus bool
 }
 
 // V1_37 returns the behaviour of the kubelet v1.37.0 with default gates: the zero Set.
 func V1_37() Set { return Set{} }
 
 // V1_34 returns the behaviour of the kubelet v1.34 with default gates: no sandbox
-// diagnostics on PodReadyToStartContainers, no restart-all-containers support and no
-// container restart rules (alpha, off).
+// diagnostics on PodReadyToStartContainers, no restart-all-containers support, no
+// container restart rules (alpha, off) and no pod-level resources in the status (gate
+// InPlacePodLevelResourcesVerticalScaling arrived in v1.35).
 func V1_34() Set {
-	return Set{NoSandboxDiagnostics: true, NoRestartAllContainers: true, NoContainerRestartRules: true}
+	return Set{NoSandboxDiagnostics: true, NoRestartAllContainers: true, NoContainerRestartRules: true,
+		NoPodLevelResourcesStatus: true}
 }
 
 // Sidecars reports whether init containers with restartPolicy Always are sidecars.
@@ -66,3 +73,7 @@ func (s Set) RestartAllContainers() bool { return !s.NoRestartAllContainers }
 
 // ContainerRestartRules reports whether gate ContainerRestartRules is on.
 func (s Set) ContainerRestartRules() bool { return !s.NoContainerRestartRules }
+
+// PodLevelResourcesStatus reports whether gate InPlacePodLevelResourcesVerticalScaling is
+// on: the status carries pod-level resources and allocatedResources.
+func (s Set) PodLevelResourcesStatus() bool { return !s.NoPodLevelResourcesStatus }

@@ -13,7 +13,8 @@ func TestZeroIsV1_37(t *testing.T) {
 		t.Fatalf("V1_37() = %+v, want the zero Set", features.V1_37())
 	}
 	if !zero.ReadyToStartContainers() || !zero.SandboxDiagnostics() || !zero.ObservedGenerationTracking() ||
-		!zero.Sidecars() || !zero.RestartAllContainers() || !zero.ContainerRestartRules() {
+		!zero.Sidecars() || !zero.RestartAllContainers() || !zero.ContainerRestartRules() ||
+		!zero.PodLevelResourcesStatus() {
 		t.Fatalf("the zero Set turns something off: %+v", zero)
 	}
 }
@@ -22,9 +23,10 @@ func TestV1_34(t *testing.T) {
 	f := features.V1_34()
 	// v1.34 defaults: PodReadyToStartContainers on, no sandbox reason (PR #135300 is 1.35),
 	// observed-generation tracking beta on, sidecars on, no restart-all (1.35), container
-	// restart rules alpha off.
+	// restart rules alpha off, no pod-level resources in the status (gate
+	// InPlacePodLevelResourcesVerticalScaling is alpha in 1.35, beta in 1.36).
 	if !f.ReadyToStartContainers() || f.SandboxDiagnostics() || !f.ObservedGenerationTracking() ||
-		!f.Sidecars() || f.RestartAllContainers() || f.ContainerRestartRules() {
+		!f.Sidecars() || f.RestartAllContainers() || f.ContainerRestartRules() || f.PodLevelResourcesStatus() {
 		t.Fatalf("V1_34() = %+v", f)
 	}
 }
@@ -40,6 +42,7 @@ func TestEachFieldTurnsOneBehaviourOff(t *testing.T) {
 		"NoSidecars":                   {features.Set{NoSidecars: true}, features.Set.Sidecars},
 		"NoRestartAllContainers":       {features.Set{NoRestartAllContainers: true}, features.Set.RestartAllContainers},
 		"NoContainerRestartRules":      {features.Set{NoContainerRestartRules: true}, features.Set.ContainerRestartRules},
+		"NoPodLevelResourcesStatus":    {features.Set{NoPodLevelResourcesStatus: true}, features.Set.PodLevelResourcesStatus},
 	} {
 		if tc.on(tc.set) {
 			t.Errorf("%s: the behaviour is still on", name)

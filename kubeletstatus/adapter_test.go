@@ -27,6 +27,10 @@ func TestFeaturesFromGates(t *testing.T) {
 	if got, want := FeaturesFromGates(), (features.Set{NoContainerRestartRules: true, NoRestartAllContainers: true}); got != want {
 		t.Fatalf("two gates off: %+v, want %+v", got, want)
 	}
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, kubefeatures.InPlacePodLevelResourcesVerticalScaling, false)
+	if got := FeaturesFromGates(); !got.NoPodLevelResourcesStatus {
+		t.Fatalf("InPlacePodLevelResourcesVerticalScaling off: %+v", got)
+	}
 }
 
 // TestStaticPodGoesToKubeletManager: a static pod's status is the kubelet's manager's,

@@ -97,8 +97,8 @@ func NewManagerWithOptions(kubeClient clientset.Interface, podManager kubeletsta
 
 // FeaturesFromGates returns the podstatus feature set that matches the kubelet's
 // feature gates (utilfeature.DefaultFeatureGate, which the kubelet's flags set):
-// PodReadyToStartContainersCondition, RestartAllContainersOnContainerExits and
-// ContainerRestartRules. The other fields of features.Set follow gates that are GA and
+// PodReadyToStartContainersCondition, RestartAllContainersOnContainerExits,
+// ContainerRestartRules and InPlacePodLevelResourcesVerticalScaling. The other fields of features.Set follow gates that are GA and
 // locked on in v1.37.0.
 func FeaturesFromGates() features.Set {
 	on := utilfeature.DefaultFeatureGate.Enabled
@@ -106,6 +106,9 @@ func FeaturesFromGates() features.Set {
 		NoReadyToStartContainers: !on(kubefeatures.PodReadyToStartContainersCondition),
 		NoRestartAllContainers:   !on(kubefeatures.RestartAllContainersOnContainerExits),
 		NoContainerRestartRules:  !on(kubefeatures.ContainerRestartRules),
+		// The gate also needs InPlacePodVerticalScaling (GA, locked on), PodLevelResources
+		// and NodeDeclaredFeatures (GA, locked on), which the gate registry enforces.
+		NoPodLevelResourcesStatus: !on(kubefeatures.InPlacePodLevelResourcesVerticalScaling),
 	}
 }
 

@@ -17,5 +17,7 @@
 // CRI records into container states (each Container fact is already API-shaped; Generate
 // only fills in the containers the runtime does not report, as the kubelet does), the
 // pod's QoS class (copied from the server's status, where the API server set it), the
-// resize conditions (Input.Resize) and eviction decisions (Input.Eviction).
+// resize conditions (Input.Resize), eviction decisions (Input.Eviction) and the pod
+// cgroup's values (Input.PodCgroup, read back by the node; Generate does the kubelet's
+// conversion of them into status.resources).
 package podstate

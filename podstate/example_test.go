@@ -1,11 +1,13 @@
 package podstate_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/podstate"
@@ -83,4 +85,41 @@ func ExampleStamp() {
 	// ContainersReady False 12:00:00
 	// PodScheduled True 12:00:00
 	// started 12:00:00
+}
+
+// The pod-level resources: before the server shows the pod Running, the aggregate of the
+// spec; once Running, what the node reads back from the pod cgroup (Input.PodCgroup),
+// where it was read.
+func ExampleGenerate_podLevelResources() {
+	cpu, mem := resource.MustParse("250m"), resource.MustParse("64Mi")
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourceMemory: mem},
+			Limits:   v1.ResourceList{v1.ResourceMemory: mem},
+		}}}},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+	show := func(in podstate.Input) {
+		s, err := podstate.Generate(in)
+		if err != nil {
+			panic(err)
+		}
+		b, _ := json.Marshal(struct {
+			Resources          *v1.ResourceRequirements `json:"resources"`
+			AllocatedResources v1.ResourceList          `json:"allocatedResources"`
+		}{s.Resources, s.AllocatedResources})
+		fmt.Println(string(b))
+	}
+	show(podstate.Input{Pod: pod})
+
+	pod.Status.Phase = v1.PodRunning
+	limit := int64(64 << 20)
+	show(podstate.Input{Pod: pod, PodCgroup: &podstate.PodCgroup{
+		CPU:         &podstate.CPUCgroup{Shares: 256, Quota: -1, Period: 100000}, // 250m, no limit
+		MemoryLimit: &limit,
+	}})
+	// Output:
+	// {"resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"250m","memory":"64Mi"}},"allocatedResources":{"cpu":"250m","memory":"64Mi"}}
+	// {"resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"250m","memory":"64Mi"}},"allocatedResources":{"cpu":"250m","memory":"64Mi"}}
 }

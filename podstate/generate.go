@@ -53,7 +53,13 @@ type gen struct {
 //     Initialized; Ready (whose readiness gates read the conditions before it);
 //     ContainersReady; PodScheduled True; AllContainersRestarting when a container has a
 //     RestartAllContainers rule. The kubelet-owned ones are what readiness.Evaluate
-//     computes for the same inputs.
+//     computes for the same inputs;
+//   - the pod-level allocatedResources (the aggregate requests of the spec) and
+//     resources: for a pod the server does not show Running, the aggregate requests and
+//     limits over spec.resources; for a Running one, spec.resources with the pod cgroup's
+//     values (Input.PodCgroup), or the previous status's where the cgroup was not read
+//     (gate InPlacePodLevelResourcesVerticalScaling, beta since v1.36; off with
+//     features.Set.NoPodLevelResourcesStatus).
 //
 // Every lastTransitionTime Generate writes is zero, and startTime and the pod-level
 // observedGeneration are unset: in the kubelet the status manager sets them when it
@@ -132,6 +138,7 @@ func Generate(in Input) (v1.PodStatus, error) {
 		return v1.PodStatus{}, fmt.Errorf("podstate: Generate: %w", err)
 	}
 	g.setHostIPs(&s)
+	g.setPodResources(&s)
 	return s, nil
 }
 

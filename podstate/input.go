@@ -53,6 +53,12 @@ type Input struct {
 	// They are written after the foreign conditions, Pending first, unless Terminal.
 	// Conditions of other types are ignored.
 	Resize []v1.PodCondition
+	// PodCgroup is the pod-level cgroup as the node reads it back. It decides
+	// status.resources of a pod the server shows Running: nil means nothing was read (a
+	// node without pod cgroups, or kubemark's stub container manager), and then the
+	// previous status's CPU request, CPU limit and memory limit are kept when that status
+	// was Running, and the spec's pod-level values stand otherwise.
+	PodCgroup *PodCgroup
 	// RecursiveReadOnlyMounts reports whether the pod's runtime handler supports
 	// recursive read-only mounts; it decides the recursiveReadOnly of a read-only volume
 	// mount with mode IfPossible in the container statuses.

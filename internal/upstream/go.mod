@@ -142,7 +142,7 @@ require (
 	k8s.io/cloud-provider v0.37.0 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
 	k8s.io/component-base v0.37.0
-	k8s.io/component-helpers v0.37.0 // indirect
+	k8s.io/component-helpers v0.37.0
 	k8s.io/controller-manager v0.37.0 // indirect
 	k8s.io/cri-api v0.37.0
 	k8s.io/cri-client v0.0.0 // indirect

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
@@ -76,8 +77,8 @@ func Exited(code int32, reason string) v1.ContainerState {
 // is set: about half of the init containers are sidecars (unless o.NoSidecars); a
 // container may have its own restartPolicy (Always, OnFailure, Never) with a restart rule
 // (action Restart or RestartAllContainers, operator In or NotIn, exit codes among 0, 1,
-// 42 and 137), unless o.NoContainerPolicies; sidecars and regular containers may have a
-// readiness probe and a startup probe.
+// 42 and 137), unless o.NoContainerPolicies; resources drawn by Requirements; sidecars
+// and regular containers may have a readiness probe and a startup probe.
 func Container(name string, init bool, o Options) *rapid.Generator[v1.Container] {
 	return rapid.Custom(func(t *rapid.T) v1.Container {
 		c := v1.Container{Name: name, Image: "img-" + name}
@@ -110,6 +111,7 @@ func Container(name string, init bool, o Options) *rapid.Generator[v1.Container]
 				}}
 			}
 		}
+		c.Resources = Requirements().Draw(t, "resources")
 		if !init || isSidecar(&c) {
 			if rapid.Bool().Draw(t, "readinessProbe") {
 				c.ReadinessProbe = &v1.Probe{}
@@ -187,7 +189,8 @@ var phases = []v1.PodPhase{"", v1.PodPending, v1.PodRunning, v1.PodRunning, v1.P
 // up to three init containers (i0, ...) and up to three regular containers (c0, ...;
 // at least one with o.AtLeastOneContainer), drawn by Container; any pod restartPolicy;
 // hostNetwork on about one pod in five; up to three readiness gates, some naming a
-// condition the kubelet writes; and a server status with any phase and Conditions.
+// condition the kubelet writes; pod-level resources (Requirements) on about one pod in
+// three and overhead on one in four; and a server status with any phase and Conditions.
 func Pod(o Options) *rapid.Generator[*v1.Pod] {
 	return rapid.Custom(func(t *rapid.T) *v1.Pod {
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-1",
@@ -209,6 +212,13 @@ func Pod(o Options) *rapid.Generator[*v1.Pod] {
 		for _, g := range rapid.SliceOfNDistinct(rapid.SampledFrom(gates), 0, 3, rapid.ID[v1.PodConditionType]).Draw(t, "gates") {
 			pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, v1.PodReadinessGate{ConditionType: g})
 		}
+		if rapid.IntRange(0, 2).Draw(t, "podLevelResources") == 0 {
+			r := Requirements().Draw(t, "podResources")
+			pod.Spec.Resources = &r
+		}
+		if rapid.IntRange(0, 3).Draw(t, "overhead") == 0 {
+			pod.Spec.Overhead = ResourceList().Draw(t, "overheadList")
+		}
 		pod.Status.Phase = rapid.SampledFrom(phases).Draw(t, "phase")
 		pod.Status.Conditions = Conditions().Draw(t, "conditions")
 		return pod
@@ -216,7 +226,7 @@ func Pod(o Options) *rapid.Generator[*v1.Pod] {
 }
 
 // OldStatus generates the status a node agent last reported for pod: any phase, reason
-// "" or "Evicted", Conditions, and for some containers of the spec a status in any known
+// "" or "Evicted", Conditions, pod-level resources in half of them, and for some containers of the spec a status in any known
 // state, restart count 1, container ID "containerd://<name>1", and Started now and then
 // when running.
 func OldStatus(pod *v1.Pod) *rapid.Generator[*v1.PodStatus] {
@@ -225,6 +235,10 @@ func OldStatus(pod *v1.Pod) *rapid.Generator[*v1.PodStatus] {
 			Phase:      rapid.SampledFrom(phases).Draw(t, "phase"),
 			Reason:     rapid.SampledFrom([]string{"", "Evicted"}).Draw(t, "reason"),
 			Conditions: Conditions().Draw(t, "conditions"),
+		}
+		if rapid.Bool().Draw(t, "hasResources") {
+			r := Requirements().Draw(t, "resources")
+			s.Resources = &r
 		}
 		status := func(c *v1.Container) *v1.ContainerStatus {
 			if !rapid.Bool().Draw(t, "has-"+c.Name) {
@@ -275,7 +289,8 @@ func Sandboxes() *rapid.Generator[[]sandbox.Status] {
 }
 
 // Input generates a whole podstate.Input: a Pod; Terminal in about one input in four;
-// an OldStatus in half of them; Sandboxes; the node's IP (10.0.0.1) in half of them; an
+// an OldStatus in half of them; Sandboxes; a PodCgroup in half of them; the node's IP
+// (10.0.0.1) in half of them; an
 // Eviction (DeadlineExceeded) in about one in eight; with o.Resize, a resize condition in
 // about half; and, for about three containers in four, a Fact (with o.Coherent, regular
 // containers only once every regular init container exited 0). Features and Now are zero.
@@ -292,6 +307,9 @@ func Input(o Options) *rapid.Generator[podstate.Input] {
 		}
 		if rapid.IntRange(0, 7).Draw(t, "evicted") == 0 {
 			in.Eviction = &podstate.Eviction{Reason: "DeadlineExceeded", Message: "m"}
+		}
+		if rapid.Bool().Draw(t, "hasPodCgroup") {
+			in.PodCgroup = PodCgroup().Draw(t, "podCgroup")
 		}
 		if o.Resize && rapid.Bool().Draw(t, "resize") {
 			in.Resize = []v1.PodCondition{{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue}}
@@ -318,5 +336,64 @@ func Input(o Options) *rapid.Generator[podstate.Input] {
 			}
 		}
 		return in
+	})
+}
+
+// resourceNames are the resources the generators draw: the two pod-level ones with
+// hugepages, and two that pod-level resources do not cover.
+var resourceNames = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, "hugepages-2Mi",
+	v1.ResourceEphemeralStorage, "example.com/gpu"}
+
+// quantities are the values drawn, in the API's several spellings (milli, whole,
+// decimal fraction, binary and decimal suffixes, exponent), zero included.
+var quantities = []string{"0", "1m", "2m", "100m", "250m", "500m", "1", "0.5", "2", "1500m",
+	"64Mi", "100Mi", "1Gi", "1G", "128974848", "1e3", "4Mi"}
+
+// ResourceList generates up to four resources of resourceNames, each with a quantity
+// drawn from a fixed pool of spellings.
+func ResourceList() *rapid.Generator[v1.ResourceList] {
+	return rapid.Custom(func(t *rapid.T) v1.ResourceList {
+		l := v1.ResourceList{}
+		for _, n := range rapid.SliceOfNDistinct(rapid.SampledFrom(resourceNames), 0, 4, rapid.ID[v1.ResourceName]).Draw(t, "names") {
+			l[n] = resource.MustParse(rapid.SampledFrom(quantities).Draw(t, string(n)))
+		}
+		return l
+	})
+}
+
+// Requirements generates resource requirements: requests and limits drawn by
+// ResourceList, each nil now and then.
+func Requirements() *rapid.Generator[v1.ResourceRequirements] {
+	return rapid.Custom(func(t *rapid.T) v1.ResourceRequirements {
+		var r v1.ResourceRequirements
+		if rapid.Bool().Draw(t, "hasRequests") {
+			r.Requests = ResourceList().Draw(t, "requests")
+		}
+		if rapid.Bool().Draw(t, "hasLimits") {
+			r.Limits = ResourceList().Draw(t, "limits")
+		}
+		return r
+	})
+}
+
+// PodCgroup generates what a node reads back from a pod cgroup: the CPU controller
+// (or nil) with shares at, below and above the floor of 2 and around the cgroup v2
+// round trip of 500m (512 shares read back as 500), a quota of -1 (no limit), below
+// and above the 10m floor, and a period of 0 or 100ms; and a memory limit of nil, 0 or
+// 256Mi.
+func PodCgroup() *rapid.Generator[*podstate.PodCgroup] {
+	return rapid.Custom(func(t *rapid.T) *podstate.PodCgroup {
+		cg := &podstate.PodCgroup{}
+		if rapid.IntRange(0, 3).Draw(t, "hasCPU") > 0 {
+			cg.CPU = &podstate.CPUCgroup{
+				Shares: rapid.SampledFrom([]uint64{0, 1, 2, 3, 500, 510, 512, 1024, 2048, 262144}).Draw(t, "shares"),
+				Quota:  rapid.SampledFrom([]int64{-1, 0, 500, 1000, 1100, 50000, 150000}).Draw(t, "quota"),
+				Period: rapid.SampledFrom([]uint64{0, 100000, 100000}).Draw(t, "period"),
+			}
+		}
+		if mem := rapid.SampledFrom([]int64{-1, 0, 256 << 20, 256 << 20}).Draw(t, "memory"); mem >= 0 {
+			cg.MemoryLimit = &mem
+		}
+		return cg
 	})
 }

@@ -380,6 +380,7 @@ func Features() *rapid.Generator[features.Set] {
 				NoSidecars:                   rapid.Bool().Draw(t, "noSidecars"),
 				NoRestartAllContainers:       rapid.Bool().Draw(t, "noRestartAllContainers"),
 				NoContainerRestartRules:      rapid.Bool().Draw(t, "noContainerRestartRules"),
+				NoPodLevelResourcesStatus:    rapid.Bool().Draw(t, "noPodLevelResourcesStatus"),
 			}
 		}),
 	)

@@ -63,6 +63,19 @@ func runtimeStatus(in podstate.Input) *kubecontainer.PodStatus {
 	return ps
 }
 
+// generate runs podstate.Generate on in and returns the status with a copy of the
+// previous status the kubelet reads (the cached one, else the server's).
+func generate(t *rapid.T, in podstate.Input) (v1.PodStatus, *v1.PodStatus) {
+	s, err := podstate.Generate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.OldStatus != nil {
+		return s, in.OldStatus.DeepCopy()
+	}
+	return s, in.Pod.Status.DeepCopy()
+}
+
 // TestDifferentialConditions runs the kubelet's own condition generators on the status
 // podstate.Generate builds (its phase and container statuses, the runtime view of the
 // same input, the same previous status) and checks that every condition Generate wrote
@@ -71,15 +84,8 @@ func TestDifferentialConditions(t *testing.T) {
 	var cases, ready, sandboxReady, restarting atomic.Int64
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
-		s, err := podstate.Generate(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, old := generate(t, in)
 		pod := in.Pod
-		old := pod.Status.DeepCopy()
-		if in.OldStatus != nil {
-			old = in.OldStatus.DeepCopy()
-		}
 		all := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 		if s.InitContainerStatuses == nil && len(s.ContainerStatuses) == 0 {
 			all = nil
