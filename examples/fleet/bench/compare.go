@@ -42,7 +42,7 @@ var knownDifferences = map[string]string{
 	"containerStatuses[*].containerID":      "runtime://id (the id normalised away): the fleet agent writes containerd://<64 hex digits> as containerd would; kubemark's fake runtime names its containers fakeRuntime://<pod>_<namespace>_<uid>_... — the fake, not the kubelet; KWOK writes none",
 	"containerStatuses[*].started":          "the kubelet's prober manager sets started (UpdatePodStatus in pkg/kubelet/prober/prober_manager.go), and so does the fleet agent; kubemark replaces the prober with probetest.FakeManager (pkg/kubemark/hollow_kubelet.go), which only sets ready=true — the fake, not the kubelet; KWOK does not write it",
 	"containerStatuses[*].resources":        "the kubelet writes each container's resources (convertToAPIContainerStatuses in pkg/kubelet/kubelet_pods.go; InPlacePodVerticalScaling, GA in v1.35), empty for a container without requests or limits, and so does the fleet agent; KWOK does not",
-	"resources":                             "the kubelet v1.37.0 writes the pod-level resources (convertToAPIPodLevelResourcesStatus in pkg/kubelet/kubelet_pods.go; InPlacePodLevelResourcesVerticalScaling, beta and on by default since v1.36), empty for a pod without pod-level resources; the fleet agent (podstate) does not write it yet, nor does KWOK",
+	"resources":                             "the kubelet v1.37.0 writes the pod-level resources (convertToAPIPodLevelResourcesStatus in pkg/kubelet/kubelet_pods.go; InPlacePodLevelResourcesVerticalScaling, beta and on by default since v1.36), empty for a pod without pod-level resources, and so does the fleet agent (podstate.Generate); KWOK does not",
 }
 
 // elementKey names the list elements: the key field of the pod status' keyed lists
