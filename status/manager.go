@@ -353,6 +353,11 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		return
 	}
 	if e.pending() {
+		// The pending sync patches against this copy, unless it is in flight and has
+		// sent its PATCH already: finish then compares this copy with the cache.
+		if e.inflight {
+			e.recheck = true
+		}
 		return
 	}
 	if m.deletableLocked(e) {
@@ -362,10 +367,16 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		m.markDirtyLocked(e)
 		return
 	}
-	observed := pod.Status.DeepCopy()
+	m.queueDriftLocked(e, pod)
+}
+
+// queueDriftLocked queues e when the server copy p differs from the cached status on a
+// kubelet-owned field (another writer changed it), so that its next sync restores it.
+func (m *Manager) queueDriftLocked(e *entry, p *v1.Pod) {
+	observed := p.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
-		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
+		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", p.ResourceVersion)
 		e.version++
 		m.markDirtyLocked(e)
 	}

@@ -372,6 +372,8 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 	)
 	m.mu.Lock()
 	e.inflight = false
+	recheck := e.recheck
+	e.recheck = false
 	if !e.gone {
 		if err == nil {
 			if snap.version > e.synced {
@@ -386,6 +388,10 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
+			if recheck && !e.pending() && e.base != nil {
+				// A server copy came while this sync was in flight (ObservePod).
+				m.queueDriftLocked(e, e.base)
+			}
 			if !e.pending() {
 				delete(m.dirty, e)
 				synced = true
@@ -499,13 +505,18 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		if err == nil {
 			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
-			if got != nil && got.UID == e.uid && drifts < m.opts.Retry.MaxConflicts && !equalByKubelet(&got.Status, &merged, m.own) {
-				// Another writer changed a kubelet-owned field after the base was taken
-				// and before this PATCH (which did not touch that field). The response,
-				// newer than the watch events of that write, is now the base, so
-				// ObservePod would ignore them: repair it here, against the response.
-				// (The kubelet finds this on its 10 s needsReconcile.) A difference
-				// the merge keeps, such as a shared condition, makes no second PATCH.
+			if got != nil && got.UID == e.uid && drifts < m.opts.Retry.MaxConflicts && !sameConditionStatuses(got.Status.Conditions, merged.Conditions, m.own) {
+				// Another writer changed a kubelet-owned condition after the base was
+				// taken and before this PATCH (which did not touch it): the node
+				// lifecycle controller's Ready=False, say. The response, newer than the
+				// watch events of that write, is now the base, so ObservePod would
+				// ignore them: repair it here, against the response. (The kubelet finds
+				// this on its 10 s needsReconcile.) A difference the merge keeps, such
+				// as a shared condition, makes no second PATCH. Only the conditions'
+				// Status is compared: other fields (a container's state, a condition's
+				// reason the patch removed) may come back otherwise from a server whose
+				// strategic merge differs (client-go's fake clientset keeps what a real
+				// server deletes), which would cost a PATCH for nothing.
 				log.V(3).Info("Pod status changed by another writer before this PATCH; patching again", "pod", ref, "podUID", ref.UID, "resourceVersion", got.ResourceVersion)
 				drifts++
 				base = got
@@ -542,6 +553,24 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		return held, fmt.Errorf("patch status: %w", err)
 	}
+}
+
+// sameConditionStatuses reports whether a and b give every kubelet-owned and shared
+// condition type the same Status (a missing condition counts as its own value).
+func sameConditionStatuses(a, b []v1.PodCondition, own conditions.Ownership) bool {
+	for _, list := range [][]v1.PodCondition{a, b} {
+		for i := range list {
+			t := list[i].Type
+			if !own.Owned(t) && !own.Shared(t) {
+				continue
+			}
+			ca, cb := conditions.Get(a, t), conditions.Get(b, t)
+			if (ca == nil) != (cb == nil) || (ca != nil && ca.Status != cb.Status) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // readyLost reports whether next takes Ready from True, in base, to another Status.

@@ -550,6 +550,49 @@ func TestDriftSeenInPatchResponse(t *testing.T) {
 	mgrWant(t, srv, "get=0 patch=3")
 }
 
+// writeDuringPatch is a status.Client over srv whose next PATCH, once applied, is followed
+// by another writer's change and its watch event (ObservePod) before the response returns:
+// the event arrives while the sync is in flight.
+type writeDuringPatch struct {
+	*statustest.Server
+	m     *Manager
+	write func() (*v1.Pod, error)
+}
+
+func (c *writeDuringPatch) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	got, err := c.Server.PatchPodStatus(ctx, namespace, name, patch)
+	if w := c.write; w != nil && err == nil {
+		c.write = nil
+		if p, werr := w(); werr == nil {
+			c.m.ObservePod(p)
+		}
+	}
+	return got, err
+}
+
+// TestDriftSeenDuringPatch: another writer's change whose watch event arrives while the
+// Manager's PATCH is in flight (after it was sent) is repaired by the next sync, though the
+// event came while a sync was pending and the response that follows is older.
+func TestDriftSeenDuringPatch(t *testing.T) {
+	srv := statustest.NewServer()
+	c := &writeDuringPatch{Server: srv}
+	fc := clocktesting.NewFakeClock(mgrT0)
+	m := NewManager(c, Options{Clock: fc})
+	c.m = m
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	mgrSet(t, m, mgrPod(), s)
+	c.write = func() (*v1.Pod, error) {
+		return srv.SetCondition("new", "foo", mgrCond(v1.PodReady, v1.ConditionFalse))
+	}
+	mgrSync(t, m) // PATCH, then the foreign Ready=False and its event, then the response
+	mgrSync(t, m)
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+		t.Fatalf("server Ready = %+v, want True", c)
+	}
+	mgrWant(t, srv, "get=0 patch=2")
+}
+
 // TestForeignConditionInPatchResponseCostsNoRequest: a difference the merge keeps (a
 // foreign condition, another writer's message on a condition the kubelet shares) found in
 // a PATCH response makes no second PATCH.

@@ -85,12 +85,14 @@ func TestStatisticalOutageRecovery(t *testing.T) {
 	w.checkFinal()
 
 	// The spread of the Managers' first woken retries, pooled over the heals and the
-	// restart (relative to each): each is the probe's phase (up to ProbeInterval·1.2)
-	// plus the Manager's offset in [0, RecoveryWindow). 30 such draws span less than a
-	// second with probability ~0.1%; Managers that woke together would span milliseconds.
+	// restart (relative to each): each follows the Manager's own probe and offset in
+	// [0, RecoveryWindow), so Managers that woke together (the herd this guards against)
+	// would span a few milliseconds. Measured spreads: 0.69 s to 2.2 s; since the probe
+	// runs beside the workers it finds the server sooner, and one clean CI run spread
+	// 331 ms to 1.253 s (0.92 s). The bound is a quarter of a second, far above a herd.
 	slices.Sort(woken)
-	if len(woken) < 2 || woken[len(woken)-1]-woken[0] < time.Second {
-		t.Errorf("first woken retries after heal %v: spread over less than 1s", woken)
+	if len(woken) < 2 || woken[len(woken)-1]-woken[0] < 250*time.Millisecond {
+		t.Errorf("first woken retries after heal %v: spread over less than 250ms, as if the Managers retried together", woken)
 	}
 	all := w.tally()
 	t.Logf("writers: %d status changes by the Managers' callers, %d gate writes, %d Ready flips by the node-lifecycle writer (%d conflicts)",
