@@ -388,9 +388,14 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
-			if recheck && !e.pending() && e.base != nil {
-				// A server copy came while this sync was in flight (ObservePod).
-				m.queueDriftLocked(e, e.base)
+			if recheck && !e.pending() && e.base != nil && !sameConditionStatuses(e.base.Status.Conditions, e.status.Conditions, m.own) {
+				// A server copy came while this sync was in flight (ObservePod) and another
+				// writer changed a kubelet-owned condition. As for the PATCH response
+				// (syncEntry), only the conditions' Status is compared: the base may be
+				// this sync's own response, whose other fields a server with another
+				// strategic merge (client-go's fake clientset) returns otherwise.
+				e.version++
+				m.markDirtyLocked(e)
 			}
 			if !e.pending() {
 				delete(m.dirty, e)
