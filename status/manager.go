@@ -356,7 +356,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		// The pending sync patches against this copy, unless it is in flight and has
 		// sent its PATCH already: finish then compares this copy with the cache.
 		if e.inflight {
-			e.recheck = true
+			e.recheck = pod
 		}
 		return
 	}

@@ -373,7 +373,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 	m.mu.Lock()
 	e.inflight = false
 	recheck := e.recheck
-	e.recheck = false
+	e.recheck = nil
 	if !e.gone {
 		if err == nil {
 			if snap.version > e.synced {
@@ -388,12 +388,13 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
-			if recheck && !e.pending() && e.base != nil && !sameConditionStatuses(e.base.Status.Conditions, e.status.Conditions, m.own) {
-				// A server copy came while this sync was in flight (ObservePod) and another
-				// writer changed a kubelet-owned condition. As for the PATCH response
-				// (syncEntry), only the conditions' Status is compared: the base may be
-				// this sync's own response, whose other fields a server with another
-				// strategic merge (client-go's fake clientset) returns otherwise.
+			if recheck != nil && !e.pending() && !sameConditionStatuses(recheck.Status.Conditions, e.status.Conditions, m.own) {
+				// A server copy newer than this sync's base came while the sync was in
+				// flight (ObservePod) and another writer had changed a kubelet-owned
+				// condition in it. As for the PATCH response (syncEntry), only the
+				// conditions' Status is compared: other fields may come back otherwise
+				// from a server whose strategic merge differs (client-go's fake
+				// clientset keeps what a real server deletes).
 				e.version++
 				m.markDirtyLocked(e)
 			}
