@@ -53,9 +53,6 @@ type entry struct {
 	// inflight is set while one goroutine syncs the pod; nobody else touches the server
 	// for it meanwhile, so results for one pod never race.
 	inflight bool
-	// recheck is the newest server copy ObservePod adopted while a sync was in flight:
-	// that sync may have sent its PATCH already, so finish compares it with the cache.
-	recheck *v1.Pod
 	// queued is set while the pod waits in Run's queue (claimed, inflight, no request
 	// sent yet): the probe may take it from there (probeLocked).
 	queued bool

@@ -29,11 +29,7 @@
 // every pod. Drift that another writer causes on a kubelet-owned field (a node lifecycle
 // controller setting Ready False, say) is repaired from the server copies ObservePod
 // receives: an event that differs from the cached status on a kubelet-owned field queues
-// the pod. An event that arrives while the pod's sync is in flight is compared when the
-// sync ends. A PATCH response whose kubelet-owned conditions differ in Status from what
-// was merged (another writer's change, made between the base the patch was built on and
-// the PATCH) is merged and patched again at once, since that change's own watch events
-// are older than the response and are ignored. That is the kubelet's periodic needsReconcile (syncBatch in
+// the pod. That is the kubelet's periodic needsReconcile (syncBatch in
 // pkg/kubelet/status/status_manager.go) done per event: the kubelet's check reads its
 // informer-fed pod manager every 10 s and sends no request for it, and the Manager has no
 // informer of its own, so a periodic reconcile here would have to GET every pod every

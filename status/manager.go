@@ -353,11 +353,6 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		return
 	}
 	if e.pending() {
-		// The pending sync patches against this copy, unless it is in flight and has
-		// sent its PATCH already: finish then compares this copy with the cache.
-		if e.inflight {
-			e.recheck = pod
-		}
 		return
 	}
 	if m.deletableLocked(e) {

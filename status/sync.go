@@ -372,8 +372,6 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 	)
 	m.mu.Lock()
 	e.inflight = false
-	recheck := e.recheck
-	e.recheck = nil
 	if !e.gone {
 		if err == nil {
 			if snap.version > e.synced {
@@ -388,16 +386,6 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
-			if recheck != nil && !e.pending() && !sameConditionStatuses(recheck.Status.Conditions, e.status.Conditions, m.own) {
-				// A server copy newer than this sync's base came while the sync was in
-				// flight (ObservePod) and another writer had changed a kubelet-owned
-				// condition in it. As for the PATCH response (syncEntry), only the
-				// conditions' Status is compared: other fields may come back otherwise
-				// from a server whose strategic merge differs (client-go's fake
-				// clientset keeps what a real server deletes).
-				e.version++
-				m.markDirtyLocked(e)
-			}
 			if !e.pending() {
 				delete(m.dirty, e)
 				synced = true
@@ -454,7 +442,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 	log := m.logger(ctx)
 	base := snap.base
 	needGet := base == nil || snap.stale
-	conflicts, drifts := 0, 0
+	conflicts := 0
 	for {
 		if needGet {
 			got, err := m.get(ctx, e)
@@ -511,23 +499,6 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		if err == nil {
 			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
 			m.setBase(e, got)
-			if got != nil && got.UID == e.uid && drifts < m.opts.Retry.MaxConflicts && !sameConditionStatuses(got.Status.Conditions, merged.Conditions, m.own) {
-				// Another writer changed a kubelet-owned condition after the base was
-				// taken and before this PATCH (which did not touch it): the node
-				// lifecycle controller's Ready=False, say. The response, newer than the
-				// watch events of that write, is now the base, so ObservePod would
-				// ignore them: repair it here, against the response. (The kubelet finds
-				// this on its 10 s needsReconcile.) A difference the merge keeps, such
-				// as a shared condition, makes no second PATCH. Only the conditions'
-				// Status is compared: other fields (a container's state, a condition's
-				// reason the patch removed) may come back otherwise from a server whose
-				// strategic merge differs (client-go's fake clientset keeps what a real
-				// server deletes), which would cost a PATCH for nothing.
-				log.V(3).Info("Pod status changed by another writer before this PATCH; patching again", "pod", ref, "podUID", ref.UID, "resourceVersion", got.ResourceVersion)
-				drifts++
-				base = got
-				continue
-			}
 			return held, m.deleteIfDone(ctx, e)
 		}
 		switch classify(err) {
@@ -559,24 +530,6 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		return held, fmt.Errorf("patch status: %w", err)
 	}
-}
-
-// sameConditionStatuses reports whether a and b give every kubelet-owned and shared
-// condition type the same Status (a missing condition counts as its own value).
-func sameConditionStatuses(a, b []v1.PodCondition, own conditions.Ownership) bool {
-	for _, list := range [][]v1.PodCondition{a, b} {
-		for i := range list {
-			t := list[i].Type
-			if !own.Owned(t) && !own.Shared(t) {
-				continue
-			}
-			ca, cb := conditions.Get(a, t), conditions.Get(b, t)
-			if (ca == nil) != (cb == nil) || (ca != nil && ca.Status != cb.Status) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // readyLost reports whether next takes Ready from True, in base, to another Status.
