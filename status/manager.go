@@ -362,16 +362,10 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		m.markDirtyLocked(e)
 		return
 	}
-	m.queueDriftLocked(e, pod)
-}
-
-// queueDriftLocked queues e when the server copy p differs from the cached status on a
-// kubelet-owned field (another writer changed it), so that its next sync restores it.
-func (m *Manager) queueDriftLocked(e *entry, p *v1.Pod) {
-	observed := p.Status.DeepCopy()
+	observed := pod.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
-		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", p.ResourceVersion)
+		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
 		e.version++
 		m.markDirtyLocked(e)
 	}
