@@ -29,7 +29,14 @@
 // every pod. Drift that another writer causes on a kubelet-owned field (a node lifecycle
 // controller setting Ready False, say) is repaired from the server copies ObservePod
 // receives: an event that differs from the cached status on a kubelet-owned field queues
-// the pod. That is the kubelet's periodic needsReconcile (syncBatch in
+// the pod. Two copies reach the Manager while a sync is under way, and are checked against
+// what that sync merged, on the kubelet-owned conditions' Status (the field other
+// controllers write): a PATCH response that carries another writer's change made between
+// the base and the PATCH (its watch events are then older than the response, and
+// ignored) is merged and patched again in the same sync; an event that arrives while the
+// sync is in flight is compared when the sync ends, and queues the pod on a difference.
+// Only a copy newer than the base counts (by resourceVersion), so a server that gives none
+// (client-go's fake clientset) costs no extra request. That is the kubelet's periodic needsReconcile (syncBatch in
 // pkg/kubelet/status/status_manager.go) done per event: the kubelet's check reads its
 // informer-fed pod manager every 10 s and sends no request for it, and the Manager has no
 // informer of its own, so a periodic reconcile here would have to GET every pod every

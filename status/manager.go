@@ -353,6 +353,8 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		return
 	}
 	if e.pending() {
+		// The pending sync patches against this copy; if it is in flight and has sent
+		// its PATCH already, finish compares this copy with what the sync merged.
 		return
 	}
 	if m.deletableLocked(e) {

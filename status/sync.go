@@ -222,8 +222,8 @@ func (m *Manager) runJob(ctx context.Context, e *entry) {
 	}
 	snap := e.snapshot() // taken late, so changes made while queued go out too
 	m.mu.Unlock()
-	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(ctx, e, snap, held, err)
+	res, err := m.syncEntry(ctx, e, snap)
+	m.finish(ctx, e, snap, res, err)
 }
 
 // wakeByLocked wakes Run if t comes before the wake-up Run has set itself (or it set
@@ -304,8 +304,8 @@ func (m *Manager) syncNow(ctx context.Context, e *entry) error {
 	e.inflight = true
 	snap := e.snapshot()
 	m.mu.Unlock()
-	held, err := m.syncEntry(ctx, e, snap)
-	m.finish(ctx, e, snap, held, err)
+	res, err := m.syncEntry(ctx, e, snap)
+	m.finish(ctx, e, snap, res, err)
 	if err != nil {
 		return fmt.Errorf("pod %s/%s (uid %s): %w", e.namespace, e.name, e.uid, err)
 	}
@@ -362,7 +362,11 @@ func (m *Manager) each(list []*entry, f func(*entry)) {
 // never goes back, and a change made meanwhile stays pending); on failure the base is
 // marked stale (unless the request never left, see unsent) and the pod backs off. It
 // wakes Run if the pod's retry comes before Run's next wake-up (wakeByLocked).
-func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool, err error) {
+//
+// A server copy ObservePod adopted after the sync last compared one (res.checked) came
+// while the sync was in flight, and ObservePod left it to the sync: it is compared here
+// with what the sync merged (drifted), and a drift queues the pod again.
+func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, res syncResult, err error) {
 	var (
 		retryAt time.Time
 		delay   time.Duration
@@ -377,7 +381,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 			if snap.version > e.synced {
 				e.synced = snap.version
 			}
-			if held {
+			if res.held {
 				m.held[e] = struct{}{}
 			} else {
 				delete(m.held, e)
@@ -386,6 +390,11 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
+			if res.want != nil && e.base != res.checked && !e.pending() && drifted(e.base, res.want, m.own) {
+				m.log.V(4).Info("Pod status changed by another writer during the sync; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", e.base.ResourceVersion)
+				e.version++
+				m.markDirtyLocked(e)
+			}
 			if !e.pending() {
 				delete(m.dirty, e)
 				synced = true
@@ -435,33 +444,45 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, held bool
 // syncPod with two differences: the patch is computed against the newest known server
 // copy (the last PATCH response or a watch event) and a GET is made only when there is
 // none or after an error; and a 409 refetches and retries at once. A nil error means the
-// server is up to date or the pod is gone (its status is then dropped); held reports that
-// a terminal phase was held back because containers could still run.
-func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held bool, err error) {
+// server is up to date or the pod is gone (its status is then dropped).
+//
+// Another writer's change to a kubelet-owned condition (the node lifecycle controller's
+// Ready=False, say) made after the base was taken and before the PATCH reaches the
+// Manager inside the PATCH response: the response, newer than that change's watch
+// events, becomes the base and ObservePod ignores those events. So the newest server
+// copy after the PATCH is compared with what was merged (drifted) and, if another writer
+// changed a kubelet-owned condition, merged and patched again against it at once, at
+// most Retry.MaxConflicts times. (The kubelet finds such a change on its 10 s
+// needsReconcile.) A copy that comes later, while the sync is still in flight, is
+// compared by finish.
+func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res syncResult, err error) {
 	ref := e.ref()
 	log := m.logger(ctx)
 	base := snap.base
 	needGet := base == nil || snap.stale
-	conflicts := 0
+	conflicts, drifts := 0, 0
+	// res.checked is the entry's base as this sync last saw it: a newer one is a server
+	// copy adopted since (a PATCH response, or an event that came meanwhile).
+	res.checked = snap.base
 	for {
 		if needGet {
 			got, err := m.get(ctx, e)
 			if err != nil {
 				if classify(err) == classNotFound {
 					m.drop(log, e, SkipNotFound)
-					return held, nil
+					return res, nil
 				}
-				return held, fmt.Errorf("get pod: %w", err)
+				return res, fmt.Errorf("get pod: %w", err)
 			}
 			if got == nil {
-				return held, errors.New("get pod: the client returned no pod and no error")
+				return res, errors.New("get pod: the client returned no pod and no error")
 			}
 			if got.UID != e.uid {
 				m.drop(log, e, SkipRecreated)
-				return held, nil
+				return res, nil
 			}
 			base = got
-			m.setBase(e, got)
+			res.checked = m.setBase(e, got)
 			needGet = false
 		}
 		now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
@@ -472,14 +493,15 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
 		// A terminal phase held back while containers could run must be retried later
 		// even though nothing else changes (the kubelet's 10 s reconcile does that).
-		held = terminal(snap.status.Phase) && !terminal(merged.Phase)
+		res.held = terminal(snap.status.Phase) && !terminal(merged.Phase)
+		res.want = merged.Conditions
 		patch, unchanged := PatchBytes(e.uid, base.Status, merged)
 		if unchanged {
 			log.V(3).Info("Pod status is up to date", "pod", ref, "podUID", ref.UID, "version", snap.version)
 			if f := m.obs.OnSkip; f != nil {
 				f(SkipEvent{Pod: ref, Reason: SkipUnchanged})
 			}
-			return held, m.deleteIfDone(ctx, e)
+			return res, m.deleteIfDone(ctx, e)
 		}
 		if base.ResourceVersion != "" && readyLost(&base.Status, &merged) {
 			// Ready leaves True: a new lastTransitionTime, for the one transition another
@@ -498,8 +520,16 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 		}
 		if err == nil {
 			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
-			m.setBase(e, got)
-			return held, m.deleteIfDone(ctx, e)
+			if cur := m.setBase(e, got); cur != res.checked {
+				res.checked = cur
+				if drifts < m.opts.Retry.MaxConflicts && drifted(cur, merged.Conditions, m.own) {
+					log.V(3).Info("Pod status changed by another writer before this PATCH; patching again", "pod", ref, "podUID", ref.UID, "resourceVersion", cur.ResourceVersion)
+					drifts++
+					base = cur
+					continue
+				}
+			}
+			return res, m.deleteIfDone(ctx, e)
 		}
 		switch classify(err) {
 		case classConflict:
@@ -509,27 +539,69 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (held 
 			}
 			conflicts++
 			if conflicts > m.opts.Retry.MaxConflicts {
-				return held, fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
+				return res, fmt.Errorf("patch status: %d conflicts in a row: %w", conflicts, err)
 			}
 			needGet = true
 			continue
 		case classNotFound:
 			m.drop(log, e, SkipNotFound)
-			return held, nil
+			return res, nil
 		case classInvalid:
 			// The metadata.uid precondition fails with 422 when the pod was recreated.
 			cur, gerr := m.get(ctx, e)
 			switch {
 			case gerr != nil && classify(gerr) == classNotFound:
 				m.drop(log, e, SkipNotFound)
-				return held, nil
+				return res, nil
 			case gerr == nil && cur != nil && cur.UID != e.uid:
 				m.drop(log, e, SkipRecreated)
-				return held, nil
+				return res, nil
 			}
 		}
-		return held, fmt.Errorf("patch status: %w", err)
+		return res, fmt.Errorf("patch status: %w", err)
 	}
+}
+
+// syncResult is what finish needs to know of a sync that syncEntry made.
+type syncResult struct {
+	// held reports that a terminal phase was held back because containers could still
+	// run.
+	held bool
+	// checked is the entry's base (Manager's newest server copy) as the sync last saw it,
+	// after its last request: finish compares a newer one with want.
+	checked *v1.Pod
+	// want is the conditions the sync last merged; nil when it merged nothing (the pod is
+	// gone, or a GET failed first).
+	want []v1.PodCondition
+}
+
+// drifted reports whether another writer changed a kubelet-owned condition in p, the
+// server's copy, away from want, what a sync merged: a kubelet-owned or shared condition
+// type that one of them has and the other lacks, or that they give different Statuses.
+// Only the conditions' Status is compared, the field other controllers write (the node
+// lifecycle controller's Ready=False, an eviction's DisruptionTarget): other fields may
+// come back otherwise from a server whose strategic merge differs (client-go's fake
+// clientset keeps what a real server deletes), which would cost a PATCH for nothing. A
+// difference the merge keeps (a shared condition another writer added) is found again
+// by the next merge and costs no request.
+func drifted(p *v1.Pod, want []v1.PodCondition, own conditions.Ownership) bool {
+	if p == nil {
+		return false
+	}
+	got := p.Status.Conditions
+	for _, list := range [][]v1.PodCondition{got, want} {
+		for i := range list {
+			t := list[i].Type
+			if !own.Owned(t) && !own.Shared(t) {
+				continue
+			}
+			a, b := conditions.Get(got, t), conditions.Get(want, t)
+			if (a == nil) != (b == nil) || (a != nil && a.Status != b.Status) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readyLost reports whether next takes Ready from True, in base, to another Status.
@@ -708,13 +780,15 @@ func (m *Manager) probeLocked(now time.Time, q *runQueue) *entry {
 	return p
 }
 
-// setBase records a server copy of e's pod (if newer than the one e has).
-func (m *Manager) setBase(e *entry, p *v1.Pod) {
+// setBase records a server copy of e's pod (if newer than the one e has) and returns
+// the newest copy e has: p, or one ObservePod adopted meanwhile.
+func (m *Manager) setBase(e *entry, p *v1.Pod) *v1.Pod {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !e.gone {
 		m.adoptBaseLocked(e, p)
 	}
+	return e.base
 }
 
 // drop forgets e because its pod is gone from the server or was recreated.

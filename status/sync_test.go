@@ -524,6 +524,129 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 	mgrWant(t, srv, "get=0 patch=3")
 }
 
+// TestDriftSeenInPatchResponse: another writer's change to a kubelet-owned condition that
+// lands between the Manager's base and its next PATCH (which does not touch that condition)
+// reaches the Manager only inside the PATCH response; its watch event is then older than
+// the base and ignored. The same sync repairs it.
+func TestDriftSeenInPatchResponse(t *testing.T) {
+	srv := statustest.NewServer()
+	m, _ := mgrWithServer(t, srv, Options{})
+	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)
+	foreign, err := srv.SetCondition("new", "foo", mgrCond(v1.PodReady, v1.ConditionFalse))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Message = "b"
+	mgrSet(t, m, mgrPod(), s)
+	mgrSync(t, m)         // its response carries Ready=False: patched again at once
+	m.ObservePod(foreign) // the late event is older than the base: ignored
+	mgrSync(t, m)
+	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+		t.Fatalf("server Ready = %+v, want True", c)
+	}
+	mgrWant(t, srv, "get=0 patch=3")
+}
+
+// writeDuringPatch is a status.Client over srv whose next PATCH, once applied, is followed
+// by another writer's change and its watch event (ObservePod) before the response returns:
+// the event arrives while the sync is in flight.
+type writeDuringPatch struct {
+	*statustest.Server
+	m     *Manager
+	write func() (*v1.Pod, error)
+}
+
+func (c *writeDuringPatch) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	got, err := c.Server.PatchPodStatus(ctx, namespace, name, patch)
+	if w := c.write; w != nil && err == nil {
+		c.write = nil
+		if p, werr := w(); werr == nil {
+			c.m.ObservePod(p)
+		}
+	}
+	return got, err
+}
+
+// TestDriftSeenDuringPatch: another writer's change whose watch event arrives while the
+// Manager's PATCH is in flight (after it was sent) is repaired by the next sync, though the
+// event came while a sync was pending and the response that follows is older.
+func TestDriftSeenDuringPatch(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cond  v1.PodCondition
+		patch int // PATCHes in all: the Manager's first, and a repair if one is due
+	}{
+		{"a kubelet-owned condition set False", mgrCond(v1.PodReady, v1.ConditionFalse), 2},
+		{"a foreign condition added", mgrCond("example.com/x", v1.ConditionTrue), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := statustest.NewServer()
+			c := &writeDuringPatch{Server: srv}
+			m := NewManager(c, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
+			c.m = m
+			m.ObservePod(mgrCreate(t, srv, mgrPod()))
+			s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+			mgrSet(t, m, mgrPod(), s)
+			c.write = func() (*v1.Pod, error) { return srv.SetCondition("new", "foo", tc.cond) }
+			mgrSync(t, m) // PATCH, then the other writer's change and its event, then the response
+			mgrSync(t, m)
+			got := mgrServerPod(t, srv).Status
+			if c := mgrGetCond(got, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+				t.Fatalf("server Ready = %+v, want True", c)
+			}
+			if c := mgrGetCond(got, tc.cond.Type); tc.cond.Type != v1.PodReady && (c == nil || c.Status != tc.cond.Status) {
+				t.Fatalf("server %s = %+v, want the other writer's", tc.cond.Type, c)
+			}
+			mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", tc.patch))
+		})
+	}
+}
+
+// noResourceVersions is a status.Client over srv that strips every resourceVersion, as
+// client-go's fake clientset returns none: no server copy is then newer than another.
+type noResourceVersions struct{ *statustest.Server }
+
+func (c noResourceVersions) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	p, err := c.Server.PatchPodStatus(ctx, namespace, name, patch)
+	if p != nil {
+		p.ResourceVersion = ""
+	}
+	return p, err
+}
+
+func (c noResourceVersions) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	p, err := c.Server.GetPod(ctx, namespace, name)
+	if p != nil {
+		p.ResourceVersion = ""
+	}
+	return p, err
+}
+
+// TestDriftChecksNeedNewerCopies: against a server that gives no resourceVersions (client-go's
+// fake clientset), the Manager keeps its first base, and neither a PATCH response nor an
+// event that came during a sync counts as newer: the drift checks compare nothing and cost
+// no request, and each change is one PATCH.
+func TestDriftChecksNeedNewerCopies(t *testing.T) {
+	srv := statustest.NewServer()
+	m := NewManager(noResourceVersions{srv}, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
+	first := mgrCreate(t, srv, mgrPod())
+	first.ResourceVersion = ""
+	m.ObservePod(first)
+	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
+	for i, msg := range []string{"a", "b", "c"} {
+		s.Message = msg
+		mgrSet(t, m, mgrPod(), s)
+		mgrSync(t, m)
+		mgrWant(t, srv, fmt.Sprintf("get=0 patch=%d", i+1))
+	}
+	if got := mgrServerPod(t, srv).Status.Message; got != "c" {
+		t.Fatalf("server message %q, want c", got)
+	}
+}
+
 // TestForeignConditionInPatchResponseCostsNoRequest: a difference the merge keeps (a
 // foreign condition, another writer's message on a condition the kubelet shares) found in
 // a PATCH response makes no second PATCH.
