@@ -364,6 +364,11 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		m.markDirtyLocked(e)
 		return
 	}
+	if equalByKubelet(&pod.Status, &e.status, m.own) {
+		// The cache is normalized: a copy equal to it as it is would be equal normalized,
+		// and the copy normalize needs is saved (most copies are equal).
+		return
+	}
 	observed := pod.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
