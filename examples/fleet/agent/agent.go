@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
 	}
 	// Core/v1 (pods, nodes, events) through podCodecs, on the same connection.
-	core, err := newPodCoreV1(rc, hc)
+	core, err := newPodCoreV1(rc, hc, a.responses.held)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		Clock:                      r.Clock,
 		Features:                   r.Features,
 		Retry:                      r.StatusRetry,
-		Deleter:                    countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
+		Deleter:                    countingDeleter{PodDeleter: a.deleter(kc), deletes: &a.counts.deletes},
 		Logger:                     a.log.WithName("status"),
 		Observer:                   observer,
 		Workers:                    r.StatusWorkers,
@@ -404,6 +404,15 @@ func stripManagedFields(o any) (any, error) {
 	return o, nil
 }
 
+// deleter is the Manager's PodDeleter before counting: streamDeleter on a real client,
+// kc's typed DELETE on a client with no REST client (client-go's fake clientset).
+func (a *agent) deleter(kc *kubeclient.Client) status.PodDeleter {
+	if rc, ok := a.cs.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
+		return streamDeleter{rc: rc}
+	}
+	return kc
+}
+
 // leanClient is the status.Client the Manager uses: the pods it returns (PATCH responses
 // and GETs, which the Manager keeps as the base of its next patch, one per pod) lose their
 // managedFields, as informer objects do. Patches are computed from the base's status,
@@ -503,6 +512,18 @@ func (r *responses) fromWatch(p *v1.Pod) *v1.Pod {
 	// An older response is dropped: the Manager holds it if it is newer than its base.
 	r.pods[p.UID] = sharedPod{pod: p, watched: true}
 	return p
+}
+
+// held returns the PATCH response of the pod version (uid, rv) if its watch event has not
+// come yet: the event's object is the same stored object, and podDecoder returns this one
+// instead of decoding it (fromWatch then pairs them as usual).
+func (r *responses) held(uid, rv []byte) *v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.pods[types.UID(uid)]; ok && !s.watched && s.pod.ResourceVersion == string(rv) {
+		return s.pod
+	}
+	return nil
 }
 
 // forget drops uid's entry (the pod left the informer).

@@ -53,6 +53,8 @@ const (
 	podMetadata            = 1 // v1.Pod.metadata
 	podSpec                = 2 // v1.Pod.spec
 	podStatus              = 3 // v1.Pod.status
+	objectMetaUID          = 5
+	objectMetaRV           = 6
 	objectMetaManaged      = 17
 )
 
@@ -63,7 +65,9 @@ type podCodecs struct {
 	infos []runtime.SerializerInfo
 }
 
-func newPodCodecs() podCodecs {
+// newPodCodecs returns the codecs; held, if not nil, finds an object the agent holds for
+// a pod version (see podDecoder).
+func newPodCodecs(held func(uid, rv []byte) *v1.Pod) podCodecs {
 	inner := rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
 	infos := slices.Clone(inner.SupportedMediaTypes())
 	for i := range infos {
@@ -72,7 +76,7 @@ func newPodCodecs() podCodecs {
 			continue
 		}
 		// Buffers decodePod rewrites a pod's bytes into, shared by the codecs' users.
-		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: &sync.Pool{New: func() any { return new([]byte) }}}
+		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: &sync.Pool{New: func() any { return new([]byte) }}, held: held}
 		if info.StreamSerializer != nil {
 			ss := *info.StreamSerializer
 			ss.Serializer = watchEventDecoder{Serializer: ss.Serializer}
@@ -86,13 +90,13 @@ func newPodCodecs() podCodecs {
 func (c podCodecs) SupportedMediaTypes() []runtime.SerializerInfo { return c.infos }
 
 // newPodCoreV1 is client-go's CoreV1 client for rc and hc (core_client.go's
-// NewForConfigAndClient) with podCodecs as its codecs.
-func newPodCoreV1(rc *rest.Config, hc *http.Client) (typedcorev1.CoreV1Interface, error) {
+// NewForConfigAndClient) with podCodecs as its codecs; held is newPodCodecs'.
+func newPodCoreV1(rc *rest.Config, hc *http.Client, held func(uid, rv []byte) *v1.Pod) (typedcorev1.CoreV1Interface, error) {
 	c := *rc
 	gv := v1.SchemeGroupVersion
 	c.GroupVersion = &gv
 	c.APIPath = "/api"
-	c.NegotiatedSerializer = newPodCodecs()
+	c.NegotiatedSerializer = newPodCodecs(held)
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
@@ -112,10 +116,15 @@ type podClientset struct {
 func (c podClientset) CoreV1() typedcorev1.CoreV1Interface { return c.core }
 
 // podDecoder decodes a protobuf-encoded v1 Pod itself (see podCodecs) and hands anything
-// else to the inner serializer.
+// else to the inner serializer. When it decodes into a new object (into is nil: a watch
+// event's, which client-go's watch decoder asks for) and held returns an object for the
+// pod's UID and resourceVersion, it returns a shallow copy of that object, undecoded: a
+// resourceVersion names one stored version of the pod. (A PATCH or GET response is
+// decoded into the caller's object, so it is always decoded.)
 type podDecoder struct {
 	runtime.Serializer
 	bufs *sync.Pool // of *[]byte, for decodePod
+	held func(uid, rv []byte) *v1.Pod
 }
 
 func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
@@ -132,6 +141,19 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		return d.Serializer.Decode(data, defaults, into)
 	}
 	if pod == nil {
+		if d.held != nil {
+			if uid, rv, ok := podVersion(raw); ok {
+				if p := d.held(uid, rv); p != nil {
+					// A shallow copy, one allocation: client-go's decoders write the
+					// returned object's TypeMeta (runtime.WithoutVersionDecoder), and
+					// the held object is shared. fromWatch swaps it for the held one.
+					c := *p
+					gvk := v1.SchemeGroupVersion.WithKind("Pod")
+					c.SetGroupVersionKind(gvk)
+					return &c, &gvk, nil
+				}
+			}
+		}
 		pod = &v1.Pod{}
 	}
 	buf := d.bufs.Get().(*[]byte)
@@ -172,6 +194,28 @@ func podBytes(data []byte) ([]byte, bool) {
 		}
 	})
 	return raw, ok && !encoded && raw != nil && string(apiVersion) == "v1" && string(kind) == "Pod"
+}
+
+// podVersion returns the metadata.uid and metadata.resourceVersion of the Pod message
+// raw, aliasing raw; ok is false when either is missing or raw is malformed.
+func podVersion(raw []byte) (uid, rv []byte, ok bool) {
+	var meta []byte
+	if !eachField(raw, func(num protowire.Number, v []byte) {
+		if num == podMetadata {
+			meta = v
+		}
+	}) {
+		return nil, nil, false
+	}
+	ok = eachField(meta, func(num protowire.Number, v []byte) {
+		switch num {
+		case objectMetaUID:
+			uid = v
+		case objectMetaRV:
+			rv = v
+		}
+	})
+	return uid, rv, ok && len(uid) > 0 && len(rv) > 0
 }
 
 // eachField calls fn with the number and value of each length-delimited field of the

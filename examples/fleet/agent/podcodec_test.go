@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -164,7 +165,7 @@ func TestPodCodecsWatchMatchesGenericDecoding(t *testing.T) {
 	stream := watchFrames(t, events)
 
 	generic := decodeWatch(t, scheme.Codecs.WithoutConversion(), stream)
-	got := decodeWatch(t, newPodCodecs(), stream)
+	got := decodeWatch(t, newPodCodecs(nil), stream)
 	if len(generic) != len(events) || len(got) != len(events) {
 		t.Fatalf("decoded %d (generic) and %d (podCodecs) events, want %d", len(generic), len(got), len(events))
 	}
@@ -180,8 +181,51 @@ func TestPodCodecsWatchMatchesGenericDecoding(t *testing.T) {
 	}
 }
 
+// TestPodCodecsReturnHeldVersions: a watch event's pod whose UID and resourceVersion name
+// an object the agent holds (its own PATCH response) comes back as a copy of that object,
+// not decoded; any other version (another resourceVersion, another pod) is decoded.
+func TestPodCodecsReturnHeldVersions(t *testing.T) {
+	pod := codecPods()[0]
+	held := pod.DeepCopy()
+	held.ManagedFields = nil
+	held.Status.Message = "the held copy" // told apart from a decoded one
+	other := pod.DeepCopy()
+	other.ResourceVersion = "43"
+	stranger := pod.DeepCopy()
+	stranger.UID = "u2"
+	stream := watchFrames(t, []watch.Event{{Type: watch.Modified, Object: pod}, {Type: watch.Modified, Object: other}, {Type: watch.Modified, Object: stranger}})
+	var asked []string
+	got := decodeWatch(t, newPodCodecs(func(uid, rv []byte) *v1.Pod {
+		asked = append(asked, string(uid)+"@"+string(rv))
+		if string(uid) == string(held.UID) && string(rv) == held.ResourceVersion {
+			return held
+		}
+		return nil
+	}), stream)
+	if want := []string{"u1@42", "u1@43", "u2@42"}; !slices.Equal(asked, want) {
+		t.Errorf("held asked for %v, want %v", asked, want)
+	}
+	first := got[0].Object.(*v1.Pod)
+	if first == held {
+		t.Error("the held object itself was returned; client-go's decoders write its TypeMeta")
+	}
+	want := held.DeepCopy()
+	want.TypeMeta = metav1.TypeMeta{}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("held version (-held +returned):\n%s", diff)
+	}
+	if held.Kind != "" || held.APIVersion != "" {
+		t.Errorf("the held object was written: %+v", held.TypeMeta)
+	}
+	for i, p := range got[1:] {
+		if p.Object.(*v1.Pod).Status.Message == held.Status.Message {
+			t.Errorf("event %d: a version the agent does not hold was not decoded", i+1)
+		}
+	}
+}
+
 func TestPodCodecsDecodeIntoAndLists(t *testing.T) {
-	neg := runtime.NewClientNegotiator(newPodCodecs(), v1.SchemeGroupVersion)
+	neg := runtime.NewClientNegotiator(newPodCodecs(nil), v1.SchemeGroupVersion)
 	dec, err := neg.Decoder(runtime.ContentTypeProtobuf, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +275,7 @@ func TestPodCodecsDecodeIntoAndLists(t *testing.T) {
 }
 
 func TestPodCodecsRejectMalformed(t *testing.T) {
-	info, ok := runtime.SerializerInfoForMediaType(newPodCodecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	info, ok := runtime.SerializerInfoForMediaType(newPodCodecs(nil).SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	if !ok {
 		t.Fatal("podCodecs has no protobuf serializer")
 	}
@@ -264,6 +308,8 @@ func BenchmarkWatchDecode(b *testing.B) {
 		events = append(events, watch.Event{Type: watch.Modified, Object: p})
 	}
 	stream := watchFrames(b, events)
+	heldPod := pod.DeepCopy()
+	heldPod.ManagedFields = nil
 	for _, c := range []struct {
 		name string
 		ns   runtime.NegotiatedSerializer
@@ -275,7 +321,9 @@ func BenchmarkWatchDecode(b *testing.B) {
 			internPod(&c)
 			return &c
 		}},
-		{"podCodecs", newPodCodecs(), func(p *v1.Pod) *v1.Pod { return p }},
+		{"podCodecs", newPodCodecs(nil), func(p *v1.Pod) *v1.Pod { return p }},
+		// Every event the echo of a PATCH response the agent holds.
+		{"podCodecs-held", newPodCodecs(func(uid, rv []byte) *v1.Pod { return heldPod }), func(p *v1.Pod) *v1.Pod { return p }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
