@@ -390,7 +390,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, res syncR
 				adoptTransitionTimes(&e.status, &e.base.Status, m.own)
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
-			if res.want != nil && e.base != res.checked && !e.pending() && drifted(e.base, res.want, m.own) {
+			if res.want != nil && e.base != res.checked && !e.deleted && !e.pending() && drifted(e.base, res.want, m.own) {
 				m.log.V(4).Info("Pod status changed by another writer during the sync; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", e.base.ResourceVersion)
 				e.version++
 				m.markDirtyLocked(e)
