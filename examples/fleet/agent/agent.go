@@ -514,13 +514,15 @@ func (r *responses) fromWatch(p *v1.Pod) *v1.Pod {
 	return p
 }
 
-// held returns the PATCH response of the pod version (uid, rv) if its watch event has not
-// come yet: the event's object is the same stored object, and podDecoder returns this one
-// instead of decoding it (fromWatch then pairs them as usual).
+// held returns the object responses holds for the pod version (uid, rv), if any: a PATCH
+// response whose watch event has not come yet, or the watch event's object (the
+// informer's) whose PATCH response has not. The other of the two carries the same stored
+// object, and podDecoder gives it a copy of this one instead of decoding it (fromWatch
+// and fromPatch then pair them as usual).
 func (r *responses) held(uid, rv []byte) *v1.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s, ok := r.pods[types.UID(uid)]; ok && !s.watched && s.pod.ResourceVersion == string(rv) {
+	if s, ok := r.pods[types.UID(uid)]; ok && s.pod.ResourceVersion == string(rv) {
 		return s.pod
 	}
 	return nil

@@ -116,11 +116,9 @@ type podClientset struct {
 func (c podClientset) CoreV1() typedcorev1.CoreV1Interface { return c.core }
 
 // podDecoder decodes a protobuf-encoded v1 Pod itself (see podCodecs) and hands anything
-// else to the inner serializer. When it decodes into a new object (into is nil: a watch
-// event's, which client-go's watch decoder asks for) and held returns an object for the
-// pod's UID and resourceVersion, it returns a shallow copy of that object, undecoded: a
-// resourceVersion names one stored version of the pod. (A PATCH or GET response is
-// decoded into the caller's object, so it is always decoded.)
+// else to the inner serializer. When held returns an object for the pod's UID and
+// resourceVersion, it returns a shallow copy of that object (into the caller's object, if
+// one is given), undecoded: a resourceVersion names one stored version of the pod.
 type podDecoder struct {
 	runtime.Serializer
 	bufs *sync.Pool // of *[]byte, for decodePod
@@ -140,20 +138,24 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	if !ok {
 		return d.Serializer.Decode(data, defaults, into)
 	}
-	if pod == nil {
-		if d.held != nil {
-			if uid, rv, ok := podVersion(raw); ok {
-				if p := d.held(uid, rv); p != nil {
-					// A shallow copy, one allocation: client-go's decoders write the
-					// returned object's TypeMeta (runtime.WithoutVersionDecoder), and
-					// the held object is shared. fromWatch swaps it for the held one.
-					c := *p
-					gvk := v1.SchemeGroupVersion.WithKind("Pod")
-					c.SetGroupVersionKind(gvk)
-					return &c, &gvk, nil
+	if d.held != nil {
+		if uid, rv, ok := podVersion(raw); ok {
+			if h := d.held(uid, rv); h != nil {
+				// A shallow copy, one allocation at most: client-go's decoders write
+				// the returned object's TypeMeta (runtime.WithoutVersionDecoder), and
+				// the held object is shared. responses swaps the copy for the held
+				// object (fromWatch, fromPatch).
+				if pod == nil {
+					pod = &v1.Pod{}
 				}
+				*pod = *h
+				gvk := v1.SchemeGroupVersion.WithKind("Pod")
+				pod.SetGroupVersionKind(gvk)
+				return pod, &gvk, nil
 			}
 		}
+	}
+	if pod == nil {
 		pod = &v1.Pod{}
 	}
 	buf := d.bufs.Get().(*[]byte)

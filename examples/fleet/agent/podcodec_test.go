@@ -181,9 +181,10 @@ func TestPodCodecsWatchMatchesGenericDecoding(t *testing.T) {
 	}
 }
 
-// TestPodCodecsReturnHeldVersions: a watch event's pod whose UID and resourceVersion name
-// an object the agent holds (its own PATCH response) comes back as a copy of that object,
-// not decoded; any other version (another resourceVersion, another pod) is decoded.
+// TestPodCodecsReturnHeldVersions: a pod whose UID and resourceVersion name an object the
+// agent holds (a watch event after its PATCH response, or a PATCH response after its
+// watch event) comes back as a copy of that object, not decoded; any other version
+// (another resourceVersion, another pod) is decoded.
 func TestPodCodecsReturnHeldVersions(t *testing.T) {
 	pod := codecPods()[0]
 	held := pod.DeepCopy()
@@ -220,6 +221,37 @@ func TestPodCodecsReturnHeldVersions(t *testing.T) {
 	for i, p := range got[1:] {
 		if p.Object.(*v1.Pod).Status.Message == held.Status.Message {
 			t.Errorf("event %d: a version the agent does not hold was not decoded", i+1)
+		}
+	}
+
+	// A PATCH response (decoded into the client's object) of a version the agent holds
+	// (its watch event came first) is a copy of the held object, in the caller's object.
+	neg := runtime.NewClientNegotiator(newPodCodecs(func(uid, rv []byte) *v1.Pod {
+		if string(uid) == string(held.UID) && string(rv) == held.ResourceVersion {
+			return held
+		}
+		return nil
+	}), v1.SchemeGroupVersion)
+	dec, err := neg.Decoder(runtime.ContentTypeProtobuf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		held bool
+	}{{"held", pod, true}, {"another version", other, false}} {
+		into := &v1.Pod{Spec: v1.PodSpec{NodeName: "left over"}}
+		if err := runtime.DecodeInto(dec, encodeProto(t, tc.pod), into); err != nil {
+			t.Fatal(err)
+		}
+		if got := into.Status.Message == held.Status.Message; got != tc.held {
+			t.Errorf("%s: the held copy returned = %v, want %v", tc.name, got, tc.held)
+		}
+		if tc.held {
+			if diff := cmp.Diff(want, into); diff != "" {
+				t.Errorf("%s (-held +decoded into):\n%s", tc.name, diff)
+			}
 		}
 	}
 }

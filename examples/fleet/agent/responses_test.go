@@ -63,3 +63,33 @@ func TestResponsesOneObjectPerPod(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesHeld: held finds the object kept for a pod version, whichever of the PATCH
+// response and the watch event came first, and nothing for another version, another pod,
+// or once the pair is complete or the pod forgotten.
+func TestResponsesHeld(t *testing.T) {
+	r := responses{pods: map[types.UID]sharedPod{}}
+	resp := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "7"}}
+	r.fromPatch(resp)
+	if got := r.held([]byte("u1"), []byte("7")); got != resp {
+		t.Errorf("held after the response = %p, want the response %p", got, resp)
+	}
+	for _, q := range [][2]string{{"u1", "8"}, {"u2", "7"}} {
+		if got := r.held([]byte(q[0]), []byte(q[1])); got != nil {
+			t.Errorf("held(%s, %s) = %v, want nil", q[0], q[1], got)
+		}
+	}
+	r.fromWatch(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "7"}}) // the pair is complete
+	if got := r.held([]byte("u1"), []byte("7")); got != nil {
+		t.Errorf("held after the pair = %v, want nil", got)
+	}
+	ev := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1", ResourceVersion: "9"}}
+	r.fromWatch(ev)
+	if got := r.held([]byte("u1"), []byte("9")); got != ev {
+		t.Errorf("held after the event = %p, want the event %p", got, ev)
+	}
+	r.forget("u1")
+	if got := r.held([]byte("u1"), []byte("9")); got != nil {
+		t.Errorf("held after forget = %v, want nil", got)
+	}
+}
