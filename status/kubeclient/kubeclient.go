@@ -2,11 +2,14 @@ package kubeclient
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/podstatus/podstatus/status"
 )
@@ -16,6 +19,7 @@ import (
 // friends work on them. It is safe for concurrent use.
 type Client struct {
 	pods         corev1client.PodsGetter
+	rest         *rest.RESTClient // pods' REST client, if it has a real one: see DeletePod
 	fieldManager string
 }
 
@@ -29,7 +33,14 @@ func New(pods corev1client.PodsGetter, fieldManager string) *Client {
 	if fieldManager == "" {
 		panic("kubeclient: New: fieldManager: Required value")
 	}
-	return &Client{pods: pods, fieldManager: fieldManager}
+	c := &Client{pods: pods, fieldManager: fieldManager}
+	// A clientset's CoreV1() has one; client-go's fake clientset returns a nil one.
+	if g, ok := pods.(interface{ RESTClient() rest.Interface }); ok {
+		if rc, ok := g.RESTClient().(*rest.RESTClient); ok && rc != nil {
+			c.rest = rc
+		}
+	}
+	return c
 }
 
 var _ status.Client = (*Client)(nil)
@@ -54,9 +65,26 @@ var _ status.PodDeleter = (*Client)(nil)
 // request the kubelet's status manager makes once a deleted pod's terminal status is on
 // the server (canBeDeleted in pkg/kubelet/status/status_manager.go). The error is the
 // API's: 404 when the pod is gone, 409 when the name belongs to a pod with another UID.
+//
+// When pods has a REST client (a clientset's CoreV1()), the answer's body, the deleted
+// pod, is discarded as it is read: client-go's typed Delete reads it whole into memory
+// (Request.Do) only to drop it, some 5% of what a node agent deleting pods allocates.
+// The request and the errors are the same.
 func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
-	return c.pods.Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
+	opts := metav1.DeleteOptions{
 		GracePeriodSeconds: new(int64),
 		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
-	})
+	}
+	if c.rest == nil {
+		return c.pods.Pods(namespace).Delete(ctx, name, opts)
+	}
+	body, err := c.rest.Delete().Namespace(namespace).Resource("pods").Name(name).Body(&opts).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return fmt.Errorf("reading the answer to DELETE pod %s/%s: %w", namespace, name, err)
+	}
+	return nil
 }

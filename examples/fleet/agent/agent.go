@@ -159,7 +159,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		Clock:                      r.Clock,
 		Features:                   r.Features,
 		Retry:                      r.StatusRetry,
-		Deleter:                    countingDeleter{PodDeleter: a.deleter(kc), deletes: &a.counts.deletes},
+		Deleter:                    countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
 		Logger:                     a.log.WithName("status"),
 		Observer:                   observer,
 		Workers:                    r.StatusWorkers,
@@ -402,15 +402,6 @@ func stripManagedFields(o any) (any, error) {
 		acc.SetManagedFields(nil)
 	}
 	return o, nil
-}
-
-// deleter is the Manager's PodDeleter before counting: streamDeleter on a real client,
-// kc's typed DELETE on a client with no REST client (client-go's fake clientset).
-func (a *agent) deleter(kc *kubeclient.Client) status.PodDeleter {
-	if rc, ok := a.cs.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
-		return streamDeleter{rc: rc}
-	}
-	return kc
 }
 
 // leanClient is the status.Client the Manager uses: the pods it returns (PATCH responses

@@ -1,4 +1,4 @@
-package agent
+package kubeclient
 
 import (
 	"context"
@@ -13,13 +13,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
-// TestStreamDeleter: the DELETE carries grace period 0 and the UID precondition, a 200's
-// body (the deleted pod) is read to its end, and 404 and 409 come back as the
-// apierrors client-go's typed Delete returns, which the Manager counts as done.
-func TestStreamDeleter(t *testing.T) {
+// TestDeletePodOverHTTP: with a clientset's REST client, the DELETE carries grace period 0
+// and the UID precondition, a 200's body (the deleted pod) is read to its end and closed,
+// and 404 and 409 come back as the apierrors client-go's typed Delete returns, which the
+// Manager counts as done.
+func TestDeletePodOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		code  int
@@ -59,11 +61,15 @@ func TestStreamDeleter(t *testing.T) {
 					return resp, err
 				})
 			})
-			rc, err := rest.RESTClientFor(cfg)
+			cs, err := corev1client.NewForConfig(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = streamDeleter{rc: rc}.DeletePod(context.Background(), "ns", "p", "u1")
+			c := New(cs, "test-agent")
+			if c.rest == nil {
+				t.Fatal("no REST client taken from a clientset's CoreV1")
+			}
+			err = c.DeletePod(context.Background(), "ns", "p", "u1")
 			if !tc.check(err) {
 				t.Fatalf("DeletePod = %v", err)
 			}
