@@ -138,28 +138,30 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	if !ok {
 		return d.Serializer.Decode(data, defaults, into)
 	}
-	if d.held != nil {
-		if uid, rv, ok := podVersion(raw); ok {
-			if h := d.held(uid, rv); h != nil {
-				// A shallow copy, one allocation at most: client-go's decoders write
-				// the returned object's TypeMeta (runtime.WithoutVersionDecoder), and
-				// the held object is shared. responses swaps the copy for the held
-				// object (fromWatch, fromPatch).
-				if pod == nil {
-					pod = &v1.Pod{}
-				}
-				*pod = *h
-				gvk := v1.SchemeGroupVersion.WithKind("Pod")
-				pod.SetGroupVersionKind(gvk)
-				return pod, &gvk, nil
+	l, ok := layoutOf(raw)
+	if !ok {
+		return nil, nil, fmt.Errorf("agent: decoding a pod: malformed protobuf")
+	}
+	if d.held != nil && len(l.uid) > 0 && len(l.rv) > 0 {
+		if h := d.held(l.uid, l.rv); h != nil {
+			// A shallow copy, one allocation at most: client-go's decoders write the
+			// returned object's TypeMeta (runtime.WithoutVersionDecoder), and the held
+			// object is shared. responses swaps the copy for the held object
+			// (fromWatch, fromPatch).
+			if pod == nil {
+				pod = &v1.Pod{}
 			}
+			*pod = *h
+			gvk := v1.SchemeGroupVersion.WithKind("Pod")
+			pod.SetGroupVersionKind(gvk)
+			return pod, &gvk, nil
 		}
 	}
 	if pod == nil {
 		pod = &v1.Pod{}
 	}
 	buf := d.bufs.Get().(*[]byte)
-	err := decodePod(pod, raw, buf)
+	err := decodePod(pod, raw, l, buf)
 	d.bufs.Put(buf)
 	if err != nil {
 		return nil, nil, err
@@ -198,26 +200,57 @@ func podBytes(data []byte) ([]byte, bool) {
 	return raw, ok && !encoded && raw != nil && string(apiVersion) == "v1" && string(kind) == "Pod"
 }
 
-// podVersion returns the metadata.uid and metadata.resourceVersion of the Pod message
-// raw, aliasing raw; ok is false when either is missing or raw is malformed.
-func podVersion(raw []byte) (uid, rv []byte, ok bool) {
-	var meta []byte
-	if !eachField(raw, func(num protowire.Number, v []byte) {
-		if num == podMetadata {
-			meta = v
+// podLayout is where the fields podDecoder reads lie in a Pod message (k8s.io/api's
+// generated.proto), found by layoutOf in one pass over the message and one over its
+// metadata.
+type podLayout struct {
+	meta            []byte // the metadata's value
+	metaAt, metaEnd int    // the metadata field in the message, its tag included
+	managed         int    // bytes the metadata's managedFields take, tags included
+	uid, rv         []byte // metadata.uid and metadata.resourceVersion
+	spec, status    []byte
+}
+
+// layoutOf finds the layout of the Pod message pod, aliasing pod; ok is false for bytes
+// that are not protobuf.
+func layoutOf(pod []byte) (l podLayout, ok bool) {
+	for rest := pod; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
+		if n < 0 || m < 0 {
+			return l, false
 		}
-	}) {
-		return nil, nil, false
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(rest[n:])
+			switch num {
+			case podMetadata:
+				l.meta, l.metaAt = v, len(pod)-len(rest)
+				l.metaEnd = l.metaAt + n + m
+			case podSpec:
+				l.spec = v
+			case podStatus:
+				l.status = v
+			}
+		}
+		rest = rest[n+m:]
 	}
-	ok = eachField(meta, func(num protowire.Number, v []byte) {
-		switch num {
-		case objectMetaUID:
-			uid = v
-		case objectMetaRV:
-			rv = v
+	for rest := l.meta; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
+		if n < 0 || m < 0 {
+			return l, false
 		}
-	})
-	return uid, rv, ok && len(uid) > 0 && len(rv) > 0
+		switch {
+		case num == objectMetaManaged:
+			l.managed += n + m
+		case num == objectMetaUID && typ == protowire.BytesType:
+			l.uid, _ = protowire.ConsumeBytes(rest[n:])
+		case num == objectMetaRV && typ == protowire.BytesType:
+			l.rv, _ = protowire.ConsumeBytes(rest[n:])
+		}
+		rest = rest[n+m:]
+	}
+	return l, true
 }
 
 // eachField calls fn with the number and value of each length-delimited field of the
@@ -242,21 +275,17 @@ func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
 	return true
 }
 
-// decodePod decodes the Pod message raw into pod (reset first), without its
+// decodePod decodes the Pod message raw, of layout l, into pod (reset first), without its
 // managedFields, and interns its strings unless it is being deleted (it is gone after an
 // event or two). buf is a buffer it may rewrite raw into (and grow).
-func decodePod(pod *v1.Pod, raw []byte, buf *[]byte) error {
-	lean, ok := withoutManagedFields((*buf)[:0], raw)
-	if !ok {
-		return fmt.Errorf("agent: decoding a pod: malformed protobuf")
-	}
-	if len(lean) > 0 {
+func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte) error {
+	lean := raw
+	if l.managed > 0 {
+		lean = withoutManagedFields((*buf)[:0], raw, l)
 		*buf = lean
-	} else {
-		lean = raw
 	}
 	*pod = v1.Pod{}
-	presize(pod, lean)
+	presize(pod, l)
 	// v1.Pod.Unmarshal copies every string and byte slice out of lean, so the buffer
 	// is free again once it returns.
 	if err := pod.Unmarshal(lean); err != nil {
@@ -268,44 +297,13 @@ func decodePod(pod *v1.Pod, raw []byte, buf *[]byte) error {
 	return nil
 }
 
-// withoutManagedFields appends to dst the Pod message pod with the managedFields of its
-// metadata left out, every other field as it is and in its order. It appends nothing
-// when pod has no managedFields, and reports false for bytes that are not protobuf.
-func withoutManagedFields(dst, pod []byte) ([]byte, bool) {
-	// Find the metadata and the size of its managedFields.
-	var meta []byte
-	var metaAt, metaEnd, managed int
-	for rest := pod; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
-		if n < 0 || m < 0 {
-			return nil, false
-		}
-		if num == podMetadata && typ == protowire.BytesType {
-			metaAt = len(pod) - len(rest)
-			metaEnd = metaAt + n + m
-			meta, _ = protowire.ConsumeBytes(rest[n:])
-		}
-		rest = rest[n+m:]
-	}
-	for rest := meta; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
-		if n < 0 || m < 0 {
-			return nil, false
-		}
-		if num == objectMetaManaged {
-			managed += n + m
-		}
-		rest = rest[n+m:]
-	}
-	if managed == 0 {
-		return dst, true
-	}
-	dst = append(dst, pod[:metaAt]...)
+// withoutManagedFields appends to dst the Pod message pod, of layout l, with the
+// managedFields of its metadata left out, every other field as it is and in its order.
+func withoutManagedFields(dst, pod []byte, l podLayout) []byte {
+	dst = append(dst, pod[:l.metaAt]...)
 	dst = protowire.AppendTag(dst, podMetadata, protowire.BytesType)
-	dst = protowire.AppendVarint(dst, uint64(len(meta)-managed))
-	for rest := meta; len(rest) > 0; {
+	dst = protowire.AppendVarint(dst, uint64(len(l.meta)-l.managed))
+	for rest := l.meta; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
 		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
 		if num != objectMetaManaged {
@@ -313,23 +311,15 @@ func withoutManagedFields(dst, pod []byte) ([]byte, bool) {
 		}
 		rest = rest[n+m:]
 	}
-	return append(dst, pod[metaEnd:]...), true
+	return append(dst, pod[l.metaEnd:]...)
 }
 
 // presize gives the lists of pod (a zero Pod) the capacity of the lists the Pod message
-// raw holds. v1.Pod.Unmarshal appends a list's items one at a time, so a status's five
+// of layout l holds. v1.Pod.Unmarshal appends a list's items one at a time, so a status's five
 // conditions cost slices of 1, 2, 4 and 8 (1.8 KB, of which the last 960 B stay for the
 // pod's life) instead of one of 640 B.
-func presize(pod *v1.Pod, raw []byte) {
-	var spec, status []byte
-	eachField(raw, func(num protowire.Number, v []byte) {
-		switch num {
-		case podSpec:
-			spec = v
-		case podStatus:
-			status = v
-		}
-	})
+func presize(pod *v1.Pod, l podLayout) {
+	spec, status := l.spec, l.status
 	// Field numbers: k8s.io/api/core/v1/generated.proto.
 	if c, ok := fieldCounts(spec); ok {
 		s := &pod.Spec
