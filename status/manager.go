@@ -408,12 +408,17 @@ func (m *Manager) adoptBaseLocked(e *entry, p *v1.Pod) bool {
 // condition, or both have it with the same Status (all a gate's effect on Ready).
 func sameGates(pod *v1.Pod, a, b []v1.PodCondition) bool {
 	for _, g := range pod.Spec.ReadinessGates {
-		ca, cb := conditions.Get(a, g.ConditionType), conditions.Get(b, g.ConditionType)
-		if (ca == nil) != (cb == nil) || (ca != nil && ca.Status != cb.Status) {
+		if !sameStatus(conditions.Get(a, g.ConditionType), conditions.Get(b, g.ConditionType)) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameStatus reports whether two conditions (nil: missing) are both missing, or both
+// present with the same Status.
+func sameStatus(a, b *v1.PodCondition) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Status == b.Status)
 }
 
 // reevaluateGatesLocked recomputes Ready from the cached container statuses and the gate

@@ -595,8 +595,7 @@ func drifted(p *v1.Pod, want []v1.PodCondition, own conditions.Ownership) bool {
 			if !own.Owned(t) && !own.Shared(t) {
 				continue
 			}
-			a, b := conditions.Get(got, t), conditions.Get(want, t)
-			if (a == nil) != (b == nil) || (a != nil && a.Status != b.Status) {
+			if !sameStatus(conditions.Get(got, t), conditions.Get(want, t)) {
 				return true
 			}
 		}
