@@ -20,6 +20,7 @@ import (
 type Client struct {
 	pods         corev1client.PodsGetter
 	rest         *rest.RESTClient // pods' REST client, if it has a real one: see DeletePod
+	direct       *direct          // NewForConfigAndClient's request path; nil for New's
 	fieldManager string
 }
 
@@ -55,6 +56,9 @@ func (c *Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, e
 // with the Client's field manager, and returns the pod the server stored. The error is
 // client-go's.
 func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	if c.direct != nil {
+		return c.direct.patchStatus(ctx, namespace, name, patch)
+	}
 	return c.pods.Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{FieldManager: c.fieldManager}, "status")
 }
@@ -71,10 +75,10 @@ var _ status.PodDeleter = (*Client)(nil)
 // (Request.Do) only to drop it, some 5% of what a node agent deleting pods allocates.
 // The request and the errors are the same.
 func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
-	opts := metav1.DeleteOptions{
-		GracePeriodSeconds: new(int64),
-		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
+	if c.direct != nil {
+		return c.direct.deletePod(ctx, namespace, name, uid)
 	}
+	opts := deleteOptions(uid)
 	if c.rest == nil {
 		return c.pods.Pods(namespace).Delete(ctx, name, opts)
 	}
@@ -87,4 +91,14 @@ func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid type
 		return fmt.Errorf("reading the answer to DELETE pod %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// deleteOptions are the options of the kubelet's DELETE of the pod uid: no grace period,
+// and the pod's UID as a precondition, so that a pod recreated under the same name is
+// not deleted (canBeDeleted and syncPod in pkg/kubelet/status/status_manager.go).
+func deleteOptions(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64),
+		Preconditions:      metav1.NewUIDPreconditions(string(uid)),
+	}
 }

@@ -1,0 +1,247 @@
+package kubeclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// NewForConfigAndClient returns a Client for the API server of cfg, reached through hc
+// (rest.HTTPClientFor(cfg), or a client shared with the caller's clientset), whose two
+// requests of every pod's life, the status PATCH and the kubelet's DELETE, go over hc
+// as plain HTTP requests instead of client-go's rest.Request. GetPod, which the Manager
+// rarely needs, stays client-go's.
+//
+// Those two requests are most of what a node agent sends, and client-go's request path
+// costs more than the request: per call it rebuilds the URL from its parts twice (once
+// more for its metrics' URL template), encodes the options as query parameters through
+// reflection, reads the whole answer into a new slice and decodes it through a negotiated
+// decoder. A pod's PATCH allocated about 27 KB in client-go beside the 7 KB of the pod
+// itself. Here the URL is a prefix plus the pod's namespace and name, the answer is read
+// into a pooled buffer, and the pod is decoded from it by cfg's decoder for the answer's
+// media type.
+//
+// What the requests carry is the same as New's, and so are the errors: a failure's
+// metav1.Status becomes its apierrors.StatusError (apierrors.FromObject), and an answer
+// that is not one becomes apierrors.NewGenericServerResponse, with the Retry-After header's
+// delay, as client-go's Request.transformResponse does. Two things client-go's Request
+// does are left out: it retries a 429 or 5xx that carries Retry-After by itself, up to
+// ten times, inside the call, where this Client returns the error with its delay (the
+// Manager's retry waits for it, apierrors.SuggestsClientDelay, without holding a worker);
+// and it logs the server's warning headers.
+//
+// cfg is used as client-go's core/v1 client uses it: its GroupVersion, APIPath and, when
+// unset, NegotiatedSerializer are set to core/v1's; its ContentType and
+// AcceptContentTypes choose what the answers are encoded in (Accept); its RateLimiter, or
+// QPS and Burst, limit these requests as they limit client-go's. fieldManager is as for
+// New; an empty one is an error.
+func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
+	if fieldManager == "" {
+		return nil, errors.New("kubeclient: NewForConfigAndClient: fieldManager: Required value")
+	}
+	if cfg == nil || hc == nil {
+		return nil, errors.New("kubeclient: NewForConfigAndClient: a rest.Config and an http.Client are required")
+	}
+	c := rest.CopyConfig(cfg)
+	gv := v1.SchemeGroupVersion
+	c.GroupVersion = &gv
+	c.APIPath = "/api"
+	if c.NegotiatedSerializer == nil {
+		c.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rc, err := rest.RESTClientForConfigAndClient(c, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubeclient: REST client for %s: %w", cfg.Host, err)
+	}
+	// The API root with its version: the URL of a request that names nothing.
+	base := rc.Get().URL()
+	negotiator := runtime.NewClientNegotiator(c.NegotiatedSerializer, gv)
+	decoders := map[string]runtime.Decoder{}
+	for _, info := range c.NegotiatedSerializer.SupportedMediaTypes() {
+		if d, err := negotiator.Decoder(info.MediaType, nil); err == nil {
+			decoders[info.MediaType] = d
+		}
+	}
+	accept := "application/json, */*"
+	switch {
+	case c.AcceptContentTypes != "":
+		accept = c.AcceptContentTypes
+	case c.ContentType != "":
+		accept = c.ContentType + ", */*"
+	}
+	kc := New(corev1client.New(rc), fieldManager)
+	kc.direct = &direct{
+		client:     hc,
+		base:       *base,
+		patchQuery: url.Values{"fieldManager": {fieldManager}}.Encode(),
+		accept:     accept,
+		decoders:   decoders,
+		limiter:    rc.GetRateLimiter(),
+		bufs:       sync.Pool{New: func() any { return new(bytes.Buffer) }},
+	}
+	return kc, nil
+}
+
+// direct sends a Client's PATCH and DELETE as plain HTTP requests (see
+// NewForConfigAndClient). It is safe for concurrent use.
+type direct struct {
+	client     *http.Client
+	base       url.URL // the API root, e.g. https://host/api/v1
+	patchQuery string  // fieldManager=...
+	accept     string
+	decoders   map[string]runtime.Decoder // by media type; read-only
+	limiter    flowcontrol.RateLimiter    // nil: none
+	bufs       sync.Pool                  // of *bytes.Buffer, for answers
+}
+
+// maxPooledAnswer is the largest answer buffer put back into the pool: a pod is some
+// 4–10 KB, and one outsized answer should not stay allocated for good.
+const maxPooledAnswer = 1 << 20
+
+// maxErrorText bounds the text of an answer that is not a Status in the error it becomes,
+// as client-go's Request does (maxUnstructuredResponseTextBytes).
+const maxErrorText = 2048
+
+func (d *direct) patchStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	var pod *v1.Pod
+	err := d.do(ctx, http.MethodPatch, namespace, name, "/status", d.patchQuery,
+		string(types.StrategicMergePatchType), patch,
+		func(dec runtime.Decoder, body []byte) error {
+			if dec == nil {
+				return fmt.Errorf("kubeclient: the answer to PATCH pod %s/%s status has a media type this client cannot decode", namespace, name)
+			}
+			out, _, err := dec.Decode(body, nil, &v1.Pod{})
+			if err != nil {
+				return fmt.Errorf("kubeclient: decoding the answer to PATCH pod %s/%s status: %w", namespace, name, err)
+			}
+			p, ok := out.(*v1.Pod)
+			if !ok {
+				return fmt.Errorf("kubeclient: the answer to PATCH pod %s/%s status is a %T, not a pod", namespace, name, out)
+			}
+			pod = p
+			return nil
+		})
+	return pod, err
+}
+
+func (d *direct) deletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	opts := deleteOptions(uid)
+	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
+	body, err := json.Marshal(opts)
+	if err != nil {
+		return fmt.Errorf("kubeclient: encoding the DeleteOptions of pod %s/%s: %w", namespace, name, err)
+	}
+	// The answer, the deleted pod, is read into a pooled buffer and dropped.
+	return d.do(ctx, http.MethodDelete, namespace, name, "", "", "application/json", body, nil)
+}
+
+// do sends method to the pod's URL (plus suffix and query) with body, reads the whole
+// answer into a pooled buffer and, for a 2xx, hands use (if not nil) the decoder for its
+// media type (nil if it has none) and the bytes, valid only during the call. Other
+// answers become errors as client-go's Request makes them (errorFrom).
+func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query, contentType string, body []byte, use func(runtime.Decoder, []byte) error) error {
+	for _, part := range [...]struct{ what, v string }{{"namespace", namespace}, {"name", name}} {
+		if part.v == "" {
+			return fmt.Errorf("kubeclient: %s pod: the %s is empty", method, part.what)
+		}
+		if msgs := path.IsValidPathSegmentName(part.v); len(msgs) > 0 {
+			return fmt.Errorf("kubeclient: %s pod: invalid %s %q: %s", method, part.what, part.v, strings.Join(msgs, ";"))
+		}
+	}
+	if d.limiter != nil {
+		if err := d.limiter.Wait(ctx); err != nil {
+			return fmt.Errorf("kubeclient: %s pod %s/%s: client rate limiter: %w", method, namespace, name, err)
+		}
+	}
+	u := d.base
+	u.Path = d.base.Path + "/namespaces/" + namespace + "/pods/" + name + suffix
+	u.RawPath = ""
+	u.RawQuery = query
+	req, err := http.NewRequestWithContext(ctx, method, "", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("kubeclient: %s pod %s/%s: %w", method, namespace, name, err)
+	}
+	req.URL, req.Host = &u, u.Host
+	req.Header = http.Header{"Content-Type": {contentType}, "Accept": {d.accept}}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return err // a *url.Error, as client-go's
+	}
+	defer resp.Body.Close()
+	buf := d.bufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledAnswer {
+			d.bufs.Put(buf)
+		}
+	}()
+	if resp.ContentLength > 0 && resp.ContentLength <= maxPooledAnswer {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return fmt.Errorf("kubeclient: reading the answer to %s pod %s/%s: %w", method, namespace, name, err)
+	}
+	dec := d.decoderFor(resp)
+	if resp.StatusCode < http.StatusOK || resp.StatusCode > http.StatusPartialContent {
+		return errorFrom(resp, dec, buf.Bytes(), method, name)
+	}
+	if use == nil {
+		return nil
+	}
+	return use(dec, buf.Bytes())
+}
+
+// decoderFor is the decoder for the answer's media type, nil if there is none.
+func (d *direct) decoderFor(resp *http.Response) runtime.Decoder {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	media, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return nil
+	}
+	return d.decoders[media]
+}
+
+// errorFrom is the error a failed answer stands for, as client-go's Request makes it
+// (Result.Error, newUnstructuredResponseError in k8s.io/client-go/rest/request.go): the
+// failure's metav1.Status when the body is one, else a generic error of the status code
+// with the body as its message if it is text, and the delay of a Retry-After header.
+func errorFrom(resp *http.Response, dec runtime.Decoder, body []byte, method, name string) error {
+	if dec != nil && len(body) > 0 {
+		out, _, err := dec.Decode(body, &schema.GroupVersionKind{Version: "v1", Kind: "Status"}, nil)
+		if s, ok := out.(*metav1.Status); err == nil && ok && s.Status == metav1.StatusFailure {
+			return apierrors.FromObject(s)
+		}
+	}
+	retryAfter, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+	message := "unknown"
+	if ct := resp.Header.Get("Content-Type"); ct == "" || strings.HasPrefix(ct, "text/") {
+		message = strings.TrimSpace(string(body[:min(len(body), maxErrorText)]))
+	}
+	return apierrors.NewGenericServerResponse(resp.StatusCode, method, schema.GroupResource{Resource: "pods"}, name, message, retryAfter, true)
+}
