@@ -88,6 +88,9 @@ type agent struct {
 	// fieldManager names the agent's status PATCHes on the server: the User-Agent's
 	// product (the part before a '/'), the name the server would derive from it.
 	fieldManager string
+	// podClient sends the Manager's requests; Run sets it (see there), and run, given a
+	// clientset alone by unit tests, uses kubeclient.New over it when it is nil.
+	podClient *kubeclient.Client
 }
 
 // Run runs the agent until ctx is done, then stops its workers, flushes the statuses
@@ -119,7 +122,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if rc.UserAgent == "" {
 		rc.UserAgent = "podstatus-fleet"
 	}
-	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
+	product, _, _ := strings.Cut(rc.UserAgent, "/")
+	a.fieldManager = cmp.Or(product, "podstatus-fleet")
 	rc.Wrap(a.counts.wrapTransport)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
@@ -130,9 +134,15 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
 	}
 	// Core/v1 (pods, nodes, events) through podCodecs, on the same connection.
-	core, err := newPodCoreV1(rc, hc, a.responses.held)
+	pc := podConfig(rc, a.responses.held)
+	core, err := newPodCoreV1(pc, hc)
 	if err != nil {
 		return err
+	}
+	// The Manager's PATCHes and DELETEs, most of the agent's requests, go over hc
+	// directly (kubeclient.NewForConfigAndClient), their answers decoded by podCodecs.
+	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManager); err != nil {
+		return fmt.Errorf("agent: pod client for %s: %w", rc.Host, err)
 	}
 	return a.run(ctx, podClientset{Interface: cs, core: core})
 }
@@ -154,7 +164,10 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		observer = status.Observers(observer, prom.Observer())
 	}
 	fieldManager := cmp.Or(a.fieldManager, "podstatus-fleet")
-	kc := kubeclient.New(a.cs.CoreV1(), fieldManager)
+	kc := a.podClient
+	if kc == nil {
+		kc = kubeclient.New(a.cs.CoreV1(), fieldManager)
+	}
 	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
 		Clock:                      r.Clock,
 		Features:                   r.Features,

@@ -89,10 +89,10 @@ func newPodCodecs(held func(uid, rv []byte) *v1.Pod) podCodecs {
 // SupportedMediaTypes is the inner codecs' list, protobuf's decoders replaced.
 func (c podCodecs) SupportedMediaTypes() []runtime.SerializerInfo { return c.infos }
 
-// newPodCoreV1 is client-go's CoreV1 client for rc and hc (core_client.go's
-// NewForConfigAndClient) with podCodecs as its codecs; held is newPodCodecs'.
-func newPodCoreV1(rc *rest.Config, hc *http.Client, held func(uid, rv []byte) *v1.Pod) (typedcorev1.CoreV1Interface, error) {
-	c := *rc
+// podConfig is rc set up for client-go's CoreV1 client (core_client.go's
+// setConfigDefaults) with podCodecs as its codecs; held is newPodCodecs'.
+func podConfig(rc *rest.Config, held func(uid, rv []byte) *v1.Pod) *rest.Config {
+	c := rest.CopyConfig(rc)
 	gv := v1.SchemeGroupVersion
 	c.GroupVersion = &gv
 	c.APIPath = "/api"
@@ -100,7 +100,13 @@ func newPodCoreV1(rc *rest.Config, hc *http.Client, held func(uid, rv []byte) *v
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	rcl, err := rest.RESTClientForConfigAndClient(&c, hc)
+	return c
+}
+
+// newPodCoreV1 is client-go's CoreV1 client for rc, of podConfig, and hc (core_client.go's
+// NewForConfigAndClient).
+func newPodCoreV1(rc *rest.Config, hc *http.Client) (typedcorev1.CoreV1Interface, error) {
+	rcl, err := rest.RESTClientForConfigAndClient(rc, hc)
 	if err != nil {
 		return nil, fmt.Errorf("agent: core/v1 client: %w", err)
 	}
