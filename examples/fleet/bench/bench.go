@@ -199,6 +199,35 @@ func (r *runner) logf(format string, args ...any) {
 	fmt.Fprintf(r.cfg.Progress, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
+// busyAttempts bounds retryBusy: five tries over some 15 s, long enough for an API server
+// that answered one request "Timeout" under the load of a run, short enough that a server
+// that stays down fails the run in seconds.
+const busyAttempts = 5
+
+// retryBusy calls fn until it succeeds, fails other than with the answers of a busy API
+// server (a server-side timeout, 429, 503, 504) or has been tried busyAttempts times,
+// waiting 1, 2, 4, 8 s between tries and saying so on the progress output. The run's
+// pods must all be created and deleted for its figures to exist; on a 2-core machine the
+// server sometimes gives up on one request of thousands (its request timeout), which
+// used to end the whole invocation.
+func (r *runner) retryBusy(ctx context.Context, what string, fn func() error) error {
+	wait := time.Second
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == busyAttempts || !(apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+			apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)) {
+			return err
+		}
+		r.logf("warning: %s: %v; trying again in %s (attempt %d of %d)", what, err, wait, attempt+1, busyAttempts)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
 // Run measures every agent of cfg.Agents cfg.Runs times and returns the results and
 // their medians. It returns an error as soon as a run fails; the results of the runs
 // before it are not returned.
@@ -383,7 +412,12 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 	stopProgress := progress("create", begin)
 	createErr := r.parallel(ctx, cfg.Pods, func(ctx context.Context, i int) error {
 		p := newPod(cfg.Namespace, podName(runID, i), nodes[i%len(nodes)], runID)
-		if _, err := r.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		err := r.retryBusy(ctx, "creating pod "+p.Name, func() error {
+			_, err := r.cs.CoreV1().Pods(cfg.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			return err
+		})
+		// A create the server timed out on may have been stored: its retry finds it.
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating pod %s: %w", p.Name, err)
 		}
 		w.created.Add(1)
@@ -423,7 +457,10 @@ func (r *runner) once(ctx context.Context, agent string, run int) (res *RunResul
 		stopProgress := progress("delete", begin)
 		delErr := r.parallel(ctx, cfg.Pods, func(ctx context.Context, i int) error {
 			name := podName(runID, i)
-			if err := r.cs.CoreV1().Pods(cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			err := r.retryBusy(ctx, "deleting pod "+name, func() error {
+				return r.cs.CoreV1().Pods(cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+			})
+			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting pod %s: %w", name, err)
 			}
 			return nil
