@@ -1,0 +1,295 @@
+package agent
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// The fuzz targets hold podcodec.go's own parsing of the bytes an API server sends to the
+// generic decoding it replaces (k8s.io/api's and k8s.io/apimachinery's generated.pb.go):
+// for any input, no panic, and the same object (a pod's managedFields dropped) or an
+// error where the generic decoder gives one. `go test` runs their seeds; `go test -fuzz`
+// looks for more.
+
+// protoField appends to b the length-delimited field num of value v.
+func protoField(b []byte, num protowire.Number, v []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v)
+}
+
+// podEnvelope is what a server sends for the Pod message raw: the protobuf prefix, then a
+// runtime.Unknown of apiVersion v1 and kind Pod around raw (k8s.io/apimachinery's
+// pkg/runtime/generated.proto).
+func podEnvelope(raw []byte) []byte {
+	typeMeta := protoField(nil, typeMetaAPIVersion, []byte("v1"))
+	typeMeta = protoField(typeMeta, typeMetaKind, []byte("Pod"))
+	data := protoField([]byte(protobufPrefix), unknownTypeMeta, typeMeta)
+	return protoField(data, unknownRaw, raw)
+}
+
+// podMessage is the Pod message inside the protobuf encoding of p, as the generic
+// decoder finds it (runtime.Unknown.Raw).
+func podMessage(t testing.TB, p *v1.Pod) []byte {
+	t.Helper()
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(encodeProto(t, p)[len(protobufPrefix):]); err != nil {
+		t.Fatal(err)
+	}
+	return unk.Raw
+}
+
+// messageWithoutManagedFields is the Pod message pod with the managedFields (field 17, whatever
+// its wire type) of every metadata field it has left out, all else as it is; ok is false
+// for bytes that are not protobuf. It is the fuzz targets' own copy of what podDecoder
+// skips, for the case of a pod message whose managedFields alone are malformed.
+func messageWithoutManagedFields(pod []byte) (lean []byte, ok bool) {
+	for rest := pod; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return nil, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return nil, false
+		}
+		if num != podMetadata || typ != protowire.BytesType {
+			lean = append(lean, rest[:n+m]...)
+			rest = rest[n+m:]
+			continue
+		}
+		meta, _ := protowire.ConsumeBytes(rest[n:])
+		var kept []byte
+		for r := meta; len(r) > 0; {
+			num, typ, n := protowire.ConsumeTag(r)
+			if n < 0 {
+				return nil, false
+			}
+			m := protowire.ConsumeFieldValue(num, typ, r[n:])
+			if m < 0 {
+				return nil, false
+			}
+			if num != objectMetaManaged {
+				kept = append(kept, r[:n+m]...)
+			}
+			r = r[n+m:]
+		}
+		lean = protoField(lean, podMetadata, kept)
+		rest = rest[n+m:]
+	}
+	return lean, true
+}
+
+// FuzzPodDecoder decodes arbitrary bytes as the Pod message of a v1 Pod's protobuf
+// encoding with podDecoder and with k8s.io/api's (*v1.Pod).Unmarshal (the generic path's
+// decoding of the envelope's raw bytes, after protobuf.Serializer.Decode's Reset), and
+// asks for the same pod, managedFields dropped, or errors from both. The one leniency
+// allowed, podcodec.go's by design: podDecoder does not read managedFields, so when they
+// alone are malformed it decodes the pod the generic decoder rejects, and that pod must be
+// the one the generic decoder makes of the message without them.
+//
+// cmp.Diff tells a nil list from an empty one: Unmarshal leaves nil a list it never sees
+// an item of, and presize must not make it an empty one.
+//
+// It also decodes each pod decodePod accepts a second time, into a used object with the
+// buffer of the first decode scribbled over, and overwrites the input after decoding:
+// neither pod may change, nor share bytes with the buffer or the input (client-go reads
+// the next watch frame into the same buffer; podDecoder's buffers are pooled).
+func FuzzPodDecoder(f *testing.F) {
+	info, ok := runtime.SerializerInfoForMediaType(newPodCodecs(nil).SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		f.Fatal("podCodecs has no protobuf serializer")
+	}
+	dec := info.Serializer.(podDecoder)
+
+	for _, p := range codecPods() {
+		raw := podMessage(f, p)
+		f.Add(raw)
+		f.Add(raw[:len(raw)-1])
+		f.Add(raw[:len(raw)/2])
+		flipped := slices.Clone(raw)
+		flipped[len(flipped)/3] ^= 0x80
+		f.Add(flipped)
+	}
+
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := &v1.Pod{}
+		wantErr := want.Unmarshal(raw)
+
+		data := podEnvelope(raw)
+		obj, gvk, err := dec.Decode(data, nil, nil)
+		into := codecPods()[0]
+		objInto, _, errInto := dec.Decode(data, nil, into)
+		if (err == nil) != (errInto == nil) {
+			t.Fatalf("decoded into nothing: error %v; into a used pod: error %v", err, errInto)
+		}
+		switch {
+		case err != nil && wantErr != nil:
+			return
+		case err != nil:
+			t.Fatalf("podDecoder: %v; the generic decoder accepts the pod", err)
+		case wantErr != nil:
+			lean, ok := messageWithoutManagedFields(raw)
+			if !ok {
+				t.Fatalf("podDecoder accepted bytes that are not protobuf; the generic decoder: %v", wantErr)
+			}
+			want = &v1.Pod{}
+			if err := want.Unmarshal(lean); err != nil {
+				t.Fatalf("podDecoder accepted a pod the generic decoder rejects (%v), and not for its managedFields alone: %v", wantErr, err)
+			}
+		}
+		want.ManagedFields = nil
+		want.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+		if *gvk != v1.SchemeGroupVersion.WithKind("Pod") {
+			t.Errorf("kind %v, want v1 Pod", gvk)
+		}
+		got, ok := obj.(*v1.Pod)
+		if !ok {
+			t.Fatalf("decoded a %T", obj)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("(-generic without managedFields +podDecoder):\n%s", diff)
+		}
+		if objInto != into {
+			t.Errorf("decoding into a pod returned another object, %p not %p", objInto, into)
+		}
+		if diff := cmp.Diff(want, into); diff != "" {
+			t.Fatalf("into a used pod (-generic without managedFields +podDecoder):\n%s", diff)
+		}
+
+		if l, ok := layoutOf(raw); ok {
+			buf := new([]byte)
+			first := &v1.Pod{}
+			if err := decodePod(first, raw, l, buf); err == nil {
+				firstCopy := first.DeepCopy()
+				scribble := (*buf)[:cap(*buf)]
+				for i := range scribble {
+					scribble[i] = 0xff
+				}
+				again := codecPods()[0]
+				if err := decodePod(again, raw, l, buf); err != nil {
+					t.Fatalf("decodePod accepted the pod, then with its buffer used: %v", err)
+				}
+				if diff := cmp.Diff(firstCopy, first); diff != "" {
+					t.Fatalf("decoded pod changed with its buffer (-decoded +after):\n%s", diff)
+				}
+				if diff := cmp.Diff(firstCopy, again); diff != "" {
+					t.Fatalf("decoded again with the buffer reused (-first +again):\n%s", diff)
+				}
+			}
+		}
+
+		for i := range data {
+			data[i] = 0xff
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("decoded pod changed with its input (-generic +podDecoder):\n%s", diff)
+		}
+	})
+}
+
+// watchEventMessage is the WatchEvent message a server writes in one frame of a
+// protobuf watch stream for e.
+func watchEventMessage(t testing.TB, e watch.Event) []byte {
+	t.Helper()
+	ev := metav1.WatchEvent{Type: string(e.Type), Object: runtime.RawExtension{Raw: encodeProto(t, e.Object)}}
+	var frame bytes.Buffer
+	if err := protobufInfo(t).StreamSerializer.Serializer.Encode(&ev, &frame); err != nil {
+		t.Fatal(err)
+	}
+	return frame.Bytes()
+}
+
+// FuzzWatchEventDecoder decodes arbitrary bytes as a watch frame with decodeWatchEvent
+// and watchEventDecoder, and with the generic protobuf stream serializer (RawSerializer's
+// Decode: Reset, then metav1.WatchEvent's generated Unmarshal): decodeWatchEvent may
+// refuse a frame (watchEventDecoder then hands it to the generic decoder), but an event
+// it reads must be the generic one, the same type and Object.Raw (nil or empty alike);
+// watchEventDecoder must fail where the generic decoder fails and give its event
+// otherwise.
+func FuzzWatchEventDecoder(f *testing.F) {
+	generic := protobufInfo(f).StreamSerializer.Serializer
+	info, ok := runtime.SerializerInfoForMediaType(newPodCodecs(nil).SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok || info.StreamSerializer == nil {
+		f.Fatal("podCodecs has no protobuf stream serializer")
+	}
+	ours := info.StreamSerializer.Serializer
+
+	types := []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark}
+	for i, p := range codecPods() {
+		msg := watchEventMessage(f, watch.Event{Type: types[i%len(types)], Object: p})
+		f.Add(msg)
+		f.Add(msg[:len(msg)-1])
+		// A second object field, of an empty raw: the generic decoder merges the two.
+		f.Add(protoField(slices.Clone(msg), watchEventObject, protoField(nil, rawExtensionRaw, nil)))
+	}
+	status := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"}
+	f.Add(watchEventMessage(f, watch.Event{Type: watch.Error, Object: status}))
+	f.Add(protoField(nil, watchEventType, []byte("ADDED")))
+
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want metav1.WatchEvent
+		_, _, wantErr := generic.Decode(b, nil, &want)
+
+		var ev metav1.WatchEvent
+		if decodeWatchEvent(&ev, b) {
+			if wantErr != nil {
+				t.Fatalf("decodeWatchEvent read %+v; the generic decoder: %v", ev, wantErr)
+			}
+			if diff := cmp.Diff(want, ev); diff != "" {
+				t.Fatalf("decodeWatchEvent (-generic +ours):\n%s", diff)
+			}
+		}
+
+		var got metav1.WatchEvent
+		_, _, err := ours.Decode(b, nil, &got)
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("watchEventDecoder: error %v; the generic decoder: error %v", err, wantErr)
+		case err == nil:
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("watchEventDecoder (-generic +ours):\n%s", diff)
+			}
+		}
+	})
+}
+
+// FuzzPodBytes gives podBytes arbitrary bytes after the protobuf prefix: what it takes
+// for a v1 Pod must be one to the generic decoder too (runtime.Unknown's generated
+// Unmarshal succeeds, apiVersion v1, kind Pod, no contentEncoding) and the Pod message it
+// finds the envelope's raw bytes. What it does not take goes to the generic decoder.
+func FuzzPodBytes(f *testing.F) {
+	for _, p := range codecPods() {
+		data := encodeProto(f, p)[len(protobufPrefix):]
+		f.Add(data)
+		f.Add(data[:len(data)-1])
+		f.Add(data[:12])
+	}
+	f.Add(encodeProto(f, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})[len(protobufPrefix):])
+	f.Add(podEnvelope(nil)[len(protobufPrefix):])
+	f.Add(protoField(podEnvelope([]byte{})[len(protobufPrefix):], unknownContentEncoding, []byte("gzip")))
+
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data := append([]byte(protobufPrefix), b...)
+		raw, ok := podBytes(data)
+		if !ok {
+			return
+		}
+		var unk runtime.Unknown
+		if err := unk.Unmarshal(b); err != nil {
+			t.Fatalf("podBytes found a pod message of %d bytes; the generic decoder: %v", len(raw), err)
+		}
+		if unk.APIVersion != "v1" || unk.Kind != "Pod" || unk.ContentEncoding != "" {
+			t.Fatalf("podBytes found a pod message in %+v", unk.TypeMeta)
+		}
+		if !bytes.Equal(unk.Raw, raw) || (unk.Raw == nil) != (raw == nil) {
+			t.Fatalf("podBytes found the pod message %q; the generic decoder %q", raw, unk.Raw)
+		}
+	})
+}
