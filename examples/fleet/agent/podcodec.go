@@ -45,6 +45,7 @@ const (
 	unknownTypeMeta        = 1 // runtime.Unknown.typeMeta
 	unknownRaw             = 2 // runtime.Unknown.raw
 	unknownContentEncoding = 3 // runtime.Unknown.contentEncoding
+	unknownContentType     = 4 // runtime.Unknown.contentType
 	typeMetaAPIVersion     = 1 // runtime.TypeMeta.apiVersion
 	typeMetaKind           = 2 // runtime.TypeMeta.kind
 	watchEventType         = 1 // metav1.WatchEvent.type
@@ -172,7 +173,8 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 }
 
 // podBytes returns the Pod message inside a protobuf-encoded object (prefix, then
-// runtime.Unknown) if it is a v1 Pod, not content-encoded.
+// runtime.Unknown) if it is a v1 Pod, not content-encoded, in an envelope the generated
+// Unmarshal accepts (eachField); anything else is the generic decoder's.
 func podBytes(data []byte) ([]byte, bool) {
 	if len(data) < len(protobufPrefix) || string(data[:len(protobufPrefix)]) != protobufPrefix {
 		return nil, false
@@ -180,22 +182,24 @@ func podBytes(data []byte) ([]byte, bool) {
 	b := data[len(protobufPrefix):]
 	var raw, apiVersion, kind []byte
 	encoded := false
-	ok := eachField(b, func(num protowire.Number, v []byte) {
+	ok := eachField(b, unknownContentType, func(num protowire.Number, v []byte) bool {
 		switch num {
 		case unknownTypeMeta:
-			eachField(v, func(num protowire.Number, v []byte) {
+			return eachField(v, typeMetaKind, func(num protowire.Number, v []byte) bool {
 				switch num {
 				case typeMetaAPIVersion:
 					apiVersion = v
 				case typeMetaKind:
 					kind = v
 				}
+				return true
 			})
 		case unknownRaw:
 			raw = v
 		case unknownContentEncoding:
 			encoded = len(v) > 0
 		}
+		return true
 	})
 	return raw, ok && !encoded && raw != nil && string(apiVersion) == "v1" && string(kind) == "Pod"
 }
@@ -255,8 +259,16 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 
 // eachField calls fn with the number and value of each length-delimited field of the
 // protobuf message b (strings, bytes, messages, packed lists), in order, and skips the
-// others. It reports false for bytes that are not a protobuf message.
-func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
+// others. The fields numbered 1 to known are the message's own and all length-delimited
+// (runtime.Unknown's, runtime.TypeMeta's, runtime.RawExtension's, metav1.WatchEvent's:
+// k8s.io/apimachinery's pkg/runtime and pkg/apis/meta/v1 generated.proto); 0 is for a
+// message whose fields are not all read. eachField stops and reports false when fn does,
+// for bytes that are not a protobuf message, and for one of the known fields of another
+// wire type, which the message's generated Unmarshal rejects ("wrong wireType": its
+// generated.pb.go). It may also report false for bytes that Unmarshal accepts (protowire
+// is the stricter: a 10-byte varint's overflow, a group's end of another number); its
+// callers then leave the bytes to the generic decoder.
+func eachField(b []byte, known protowire.Number, fn func(num protowire.Number, v []byte) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -268,7 +280,11 @@ func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
 		}
 		if typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(b[n:])
-			fn(num, v)
+			if !fn(num, v) {
+				return false
+			}
+		} else if num <= known {
+			return false
 		}
 		b = b[n+m:]
 	}
@@ -342,10 +358,11 @@ func presize(pod *v1.Pod, l podLayout) {
 // fieldCounts counts the occurrences of each length-delimited field (a list of messages
 // is one per item) numbered below 64 in message b.
 func fieldCounts(b []byte) (c [64]int, ok bool) {
-	ok = eachField(b, func(num protowire.Number, _ []byte) {
+	ok = eachField(b, 0, func(num protowire.Number, _ []byte) bool {
 		if num < 64 {
 			c[num]++
 		}
+		return true
 	})
 	return c, ok
 }
@@ -386,18 +403,28 @@ func eventType(v []byte) string {
 }
 
 // decodeWatchEvent reads a metav1.WatchEvent message into ev, its Object.Raw aliasing b.
+// It reports false, leaving the frame to the generic decoder and its error, for every
+// frame that decoder rejects: an empty one (RawSerializer.Decode, k8s.io/apimachinery's
+// pkg/runtime/serializer/protobuf/protobuf.go) and those eachField refuses. An object
+// field that occurs twice is merged as the generated Unmarshal merges it: the raw bytes
+// of the last one that has some.
 func decodeWatchEvent(ev *metav1.WatchEvent, b []byte) bool {
 	*ev = metav1.WatchEvent{}
-	return eachField(b, func(num protowire.Number, v []byte) {
+	if len(b) == 0 {
+		return false
+	}
+	return eachField(b, watchEventObject, func(num protowire.Number, v []byte) bool {
 		switch num {
 		case watchEventType:
 			ev.Type = eventType(v)
 		case watchEventObject:
-			eachField(v, func(num protowire.Number, v []byte) {
+			return eachField(v, rawExtensionRaw, func(num protowire.Number, v []byte) bool {
 				if num == rawExtensionRaw {
 					ev.Object.Raw = v
 				}
+				return true
 			})
 		}
+		return true
 	})
 }

@@ -242,6 +242,9 @@ func FuzzWatchEventDecoder(f *testing.F) {
 	status := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old"}
 	f.Add(watchEventMessage(f, watch.Event{Type: watch.Error, Object: status}))
 	f.Add(protoField(nil, watchEventType, []byte("ADDED")))
+	// An object that is not a RawExtension message: the generated Unmarshal rejects the
+	// event.
+	f.Add(protoField(protoField(nil, watchEventType, []byte("ADDED")), watchEventObject, []byte{0xff}))
 
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var want metav1.WatchEvent
@@ -284,6 +287,10 @@ func FuzzPodBytes(f *testing.F) {
 	f.Add(encodeProto(f, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})[len(protobufPrefix):])
 	f.Add(podEnvelope(nil)[len(protobufPrefix):])
 	f.Add(protoField(podEnvelope([]byte{})[len(protobufPrefix):], unknownContentEncoding, []byte("gzip")))
+	// A v1 Pod's typeMeta, then bytes that are not protobuf: TypeMeta's Unmarshal
+	// rejects the whole.
+	typeMeta := protoField(protoField(nil, typeMetaAPIVersion, []byte("v1")), typeMetaKind, []byte("Pod"))
+	f.Add(protoField(protoField(nil, unknownTypeMeta, append(typeMeta, 0xff)), unknownRaw, nil))
 
 	f.Fuzz(func(t *testing.T, b []byte) {
 		data := append([]byte(protobufPrefix), b...)
