@@ -33,7 +33,9 @@ import (
 // or any other kind, which keep the generic path) is decoded straight from the bytes the
 // client read, with its managedFields skipped on the wire, and its repeated strings
 // interned (internPod: the object is this decode's alone). The result is the object the
-// generic path returns, minus managedFields.
+// generic path returns, minus managedFields. ManagedFields are skipped, not read, so a pod
+// whose managedFields alone are malformed, which the generic path rejects, decodes as it
+// would without them; FuzzPodDecoder holds the decoder to both.
 
 // protobufPrefix starts every protobuf-encoded Kubernetes object (the runtime.Unknown
 // envelope; apimachinery's pkg/runtime/serializer/protobuf).
@@ -140,8 +142,15 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		return d.Serializer.Decode(data, defaults, into)
 	}
 	l, ok := layoutOf(raw)
-	if !ok {
-		return nil, nil, fmt.Errorf("agent: decoding a pod: malformed protobuf")
+	if !ok || l.metas > 1 {
+		// Bytes layoutOf cannot read (protowire is stricter than the generated Unmarshal,
+		// see eachField) or metadata in more than one field, which no API server writes
+		// (its generated Marshal writes each field once) and which Pod.Unmarshal merges
+		// into one ObjectMeta (k8s.io/api's core/v1/generated.pb.go): the later fields'
+		// uid and resourceVersion win, their managedFields, finalizers and owner
+		// references are appended. The held lookup and withoutManagedFields read one
+		// metadata field, so the generic decoder decodes these.
+		return d.genericPod(data, defaults, into)
 	}
 	if d.held != nil && len(l.uid) > 0 && len(l.rv) > 0 {
 		if h := d.held(l.uid, l.rv); h != nil {
@@ -170,6 +179,20 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	gvk := v1.SchemeGroupVersion.WithKind("Pod")
 	pod.SetGroupVersionKind(gvk)
 	return pod, &gvk, nil
+}
+
+// genericPod decodes data, a v1 Pod's encoding, with the inner serializer (client-go's
+// generic path) and makes the pod what decodePod makes it: without managedFields,
+// interned unless it is being deleted.
+func (d podDecoder) genericPod(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := d.Serializer.Decode(data, defaults, into)
+	if pod, ok := obj.(*v1.Pod); ok && err == nil {
+		pod.ManagedFields = nil
+		if pod.DeletionTimestamp == nil {
+			internPod(pod)
+		}
+	}
+	return obj, gvk, err
 }
 
 // podBytes returns the Pod message inside a protobuf-encoded object (prefix, then
@@ -208,15 +231,17 @@ func podBytes(data []byte) ([]byte, bool) {
 // generated.proto), found by layoutOf in one pass over the message and one over its
 // metadata.
 type podLayout struct {
-	meta            []byte // the metadata's value
+	meta            []byte // the (last) metadata's value
 	metaAt, metaEnd int    // the metadata field in the message, its tag included
+	metas           int    // metadata fields in the message
 	managed         int    // bytes the metadata's managedFields take, tags included
 	uid, rv         []byte // metadata.uid and metadata.resourceVersion
 	spec, status    []byte
 }
 
 // layoutOf finds the layout of the Pod message pod, aliasing pod; ok is false for bytes
-// that are not protobuf.
+// that are not protobuf. Of metadata that occurs more than once (metas), it reads the
+// last.
 func layoutOf(pod []byte) (l podLayout, ok bool) {
 	for rest := pod; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
@@ -230,6 +255,7 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 			case podMetadata:
 				l.meta, l.metaAt = v, len(pod)-len(rest)
 				l.metaEnd = l.metaAt + n + m
+				l.metas++
 			case podSpec:
 				l.spec = v
 			case podStatus:
@@ -315,6 +341,8 @@ func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte) error {
 
 // withoutManagedFields appends to dst the Pod message pod, of layout l, with the
 // managedFields of its metadata left out, every other field as it is and in its order.
+// It rewrites one metadata field, the last: podDecoder leaves a message with more to the
+// generic decoder.
 func withoutManagedFields(dst, pod []byte, l podLayout) []byte {
 	dst = append(dst, pod[:l.metaAt]...)
 	dst = protowire.AppendTag(dst, podMetadata, protowire.BytesType)

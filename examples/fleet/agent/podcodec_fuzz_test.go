@@ -127,6 +127,25 @@ func FuzzPodDecoder(f *testing.F) {
 		flipped[len(flipped)/3] ^= 0x80
 		f.Add(flipped)
 	}
+	// Metadata twice, which no API server sends. The generated Unmarshal decodes both
+	// into the same ObjectMeta (k8s.io/api's core/v1 generated.pb.go, Pod.Unmarshal):
+	// the second's uid and resourceVersion win, its finalizers and managedFields are
+	// appended to the first's, and the first's name, labels and owner references stay.
+	full := podMessage(f, codecPods()[0])
+	second, err := (&metav1.ObjectMeta{UID: "u9", ResourceVersion: "99", Finalizers: []string{"f3"},
+		ManagedFields: codecPods()[0].ManagedFields[:1]}).Marshal()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(protoField(slices.Clone(full), podMetadata, second))
+	f.Add(append(protoField(nil, podMetadata, second), full...))
+	f.Add(protoField(slices.Clone(full), podMetadata, nil))
+	// Wire forms the generated Unmarshal skips in an unknown field and protowire rejects:
+	// a group ended by another field number (5 then 6), a 10-byte varint whose last
+	// byte overflows; in the pod message and in its metadata.
+	f.Add([]byte{0x2b, 0x34})
+	f.Add([]byte{0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	f.Add(protoField(nil, podMetadata, []byte{0xa3, 0x01, 0xac, 0x01}))
 
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		want := &v1.Pod{}
