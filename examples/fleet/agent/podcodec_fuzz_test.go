@@ -140,6 +140,9 @@ func FuzzPodDecoder(f *testing.F) {
 	f.Add(protoField(slices.Clone(full), podMetadata, second))
 	f.Add(append(protoField(nil, podMetadata, second), full...))
 	f.Add(protoField(slices.Clone(full), podMetadata, nil))
+	// managedFields that are not a list of messages (field 17 as a varint): the
+	// generated ObjectMeta.Unmarshal rejects the pod, podDecoder skips them unread.
+	f.Add(protoField(nil, podMetadata, []byte{0x0a, 0x01, 'p', 0x88, 0x01, 0x00}))
 	// Wire forms the generated Unmarshal skips in an unknown field and protowire rejects:
 	// a group ended by another field number (5 then 6), a 10-byte varint whose last
 	// byte overflows; in the pod message and in its metadata.
