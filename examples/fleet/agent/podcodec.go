@@ -33,7 +33,9 @@ import (
 // or any other kind, which keep the generic path) is decoded straight from the bytes the
 // client read, with its managedFields skipped on the wire, and its repeated strings
 // interned (internPod: the object is this decode's alone). The result is the object the
-// generic path returns, minus managedFields.
+// generic path returns, minus managedFields. ManagedFields are skipped, not read, so a pod
+// whose managedFields alone are malformed, which the generic path rejects, decodes as it
+// would without them; FuzzPodDecoder holds the decoder to both.
 
 // protobufPrefix starts every protobuf-encoded Kubernetes object (the runtime.Unknown
 // envelope; apimachinery's pkg/runtime/serializer/protobuf).
@@ -45,6 +47,7 @@ const (
 	unknownTypeMeta        = 1 // runtime.Unknown.typeMeta
 	unknownRaw             = 2 // runtime.Unknown.raw
 	unknownContentEncoding = 3 // runtime.Unknown.contentEncoding
+	unknownContentType     = 4 // runtime.Unknown.contentType
 	typeMetaAPIVersion     = 1 // runtime.TypeMeta.apiVersion
 	typeMetaKind           = 2 // runtime.TypeMeta.kind
 	watchEventType         = 1 // metav1.WatchEvent.type
@@ -145,8 +148,15 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		return d.Serializer.Decode(data, defaults, into)
 	}
 	l, ok := layoutOf(raw)
-	if !ok {
-		return nil, nil, fmt.Errorf("agent: decoding a pod: malformed protobuf")
+	if !ok || l.metas > 1 {
+		// Bytes layoutOf cannot read (protowire is stricter than the generated Unmarshal,
+		// see eachField) or metadata in more than one field, which no API server writes
+		// (its generated Marshal writes each field once) and which Pod.Unmarshal merges
+		// into one ObjectMeta (k8s.io/api's core/v1/generated.pb.go): the later fields'
+		// uid and resourceVersion win, their managedFields, finalizers and owner
+		// references are appended. The held lookup and withoutManagedFields read one
+		// metadata field, so the generic decoder decodes these.
+		return d.genericPod(data, defaults, into)
 	}
 	if d.held != nil && len(l.uid) > 0 && len(l.rv) > 0 {
 		if h := d.held(l.uid, l.rv); h != nil {
@@ -177,8 +187,23 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 	return pod, &gvk, nil
 }
 
+// genericPod decodes data, a v1 Pod's encoding, with the inner serializer (client-go's
+// generic path) and makes the pod what decodePod makes it: without managedFields,
+// interned unless it is being deleted.
+func (d podDecoder) genericPod(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := d.Serializer.Decode(data, defaults, into)
+	if pod, ok := obj.(*v1.Pod); ok && err == nil {
+		pod.ManagedFields = nil
+		if pod.DeletionTimestamp == nil {
+			internPod(pod)
+		}
+	}
+	return obj, gvk, err
+}
+
 // podBytes returns the Pod message inside a protobuf-encoded object (prefix, then
-// runtime.Unknown) if it is a v1 Pod, not content-encoded.
+// runtime.Unknown) if it is a v1 Pod, not content-encoded, in an envelope the generated
+// Unmarshal accepts (eachField); anything else is the generic decoder's.
 func podBytes(data []byte) ([]byte, bool) {
 	if len(data) < len(protobufPrefix) || string(data[:len(protobufPrefix)]) != protobufPrefix {
 		return nil, false
@@ -186,22 +211,24 @@ func podBytes(data []byte) ([]byte, bool) {
 	b := data[len(protobufPrefix):]
 	var raw, apiVersion, kind []byte
 	encoded := false
-	ok := eachField(b, func(num protowire.Number, v []byte) {
+	ok := eachField(b, unknownContentType, func(num protowire.Number, v []byte) bool {
 		switch num {
 		case unknownTypeMeta:
-			eachField(v, func(num protowire.Number, v []byte) {
+			return eachField(v, typeMetaKind, func(num protowire.Number, v []byte) bool {
 				switch num {
 				case typeMetaAPIVersion:
 					apiVersion = v
 				case typeMetaKind:
 					kind = v
 				}
+				return true
 			})
 		case unknownRaw:
 			raw = v
 		case unknownContentEncoding:
 			encoded = len(v) > 0
 		}
+		return true
 	})
 	return raw, ok && !encoded && raw != nil && string(apiVersion) == "v1" && string(kind) == "Pod"
 }
@@ -210,15 +237,17 @@ func podBytes(data []byte) ([]byte, bool) {
 // generated.proto), found by layoutOf in one pass over the message and one over its
 // metadata.
 type podLayout struct {
-	meta            []byte // the metadata's value
+	meta            []byte // the (last) metadata's value
 	metaAt, metaEnd int    // the metadata field in the message, its tag included
+	metas           int    // metadata fields in the message
 	managed         int    // bytes the metadata's managedFields take, tags included
 	uid, rv         []byte // metadata.uid and metadata.resourceVersion
 	spec, status    []byte
 }
 
 // layoutOf finds the layout of the Pod message pod, aliasing pod; ok is false for bytes
-// that are not protobuf.
+// that are not protobuf. Of metadata that occurs more than once (metas), it reads the
+// last.
 func layoutOf(pod []byte) (l podLayout, ok bool) {
 	for rest := pod; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
@@ -232,6 +261,7 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 			case podMetadata:
 				l.meta, l.metaAt = v, len(pod)-len(rest)
 				l.metaEnd = l.metaAt + n + m
+				l.metas++
 			case podSpec:
 				l.spec = v
 			case podStatus:
@@ -261,8 +291,16 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 
 // eachField calls fn with the number and value of each length-delimited field of the
 // protobuf message b (strings, bytes, messages, packed lists), in order, and skips the
-// others. It reports false for bytes that are not a protobuf message.
-func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
+// others. The fields numbered 1 to known are the message's own and all length-delimited
+// (runtime.Unknown's, runtime.TypeMeta's, runtime.RawExtension's, metav1.WatchEvent's:
+// k8s.io/apimachinery's pkg/runtime and pkg/apis/meta/v1 generated.proto); 0 is for a
+// message whose fields are not all read. eachField stops and reports false when fn does,
+// for bytes that are not a protobuf message, and for one of the known fields of another
+// wire type, which the message's generated Unmarshal rejects ("wrong wireType": its
+// generated.pb.go). It may also report false for bytes that Unmarshal accepts (protowire
+// is the stricter: a 10-byte varint's overflow, a group's end of another number); its
+// callers then leave the bytes to the generic decoder.
+func eachField(b []byte, known protowire.Number, fn func(num protowire.Number, v []byte) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -274,7 +312,11 @@ func eachField(b []byte, fn func(num protowire.Number, v []byte)) bool {
 		}
 		if typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(b[n:])
-			fn(num, v)
+			if !fn(num, v) {
+				return false
+			}
+		} else if num <= known {
+			return false
 		}
 		b = b[n+m:]
 	}
@@ -305,6 +347,8 @@ func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte) error {
 
 // withoutManagedFields appends to dst the Pod message pod, of layout l, with the
 // managedFields of its metadata left out, every other field as it is and in its order.
+// It rewrites one metadata field, the last: podDecoder leaves a message with more to the
+// generic decoder.
 func withoutManagedFields(dst, pod []byte, l podLayout) []byte {
 	dst = append(dst, pod[:l.metaAt]...)
 	dst = protowire.AppendTag(dst, podMetadata, protowire.BytesType)
@@ -348,10 +392,11 @@ func presize(pod *v1.Pod, l podLayout) {
 // fieldCounts counts the occurrences of each length-delimited field (a list of messages
 // is one per item) numbered below 64 in message b.
 func fieldCounts(b []byte) (c [64]int, ok bool) {
-	ok = eachField(b, func(num protowire.Number, _ []byte) {
+	ok = eachField(b, 0, func(num protowire.Number, _ []byte) bool {
 		if num < 64 {
 			c[num]++
 		}
+		return true
 	})
 	return c, ok
 }
@@ -392,18 +437,28 @@ func eventType(v []byte) string {
 }
 
 // decodeWatchEvent reads a metav1.WatchEvent message into ev, its Object.Raw aliasing b.
+// It reports false, leaving the frame to the generic decoder and its error, for every
+// frame that decoder rejects: an empty one (RawSerializer.Decode, k8s.io/apimachinery's
+// pkg/runtime/serializer/protobuf/protobuf.go) and those eachField refuses. An object
+// field that occurs twice is merged as the generated Unmarshal merges it: the raw bytes
+// of the last one that has some.
 func decodeWatchEvent(ev *metav1.WatchEvent, b []byte) bool {
 	*ev = metav1.WatchEvent{}
-	return eachField(b, func(num protowire.Number, v []byte) {
+	if len(b) == 0 {
+		return false
+	}
+	return eachField(b, watchEventObject, func(num protowire.Number, v []byte) bool {
 		switch num {
 		case watchEventType:
 			ev.Type = eventType(v)
 		case watchEventObject:
-			eachField(v, func(num protowire.Number, v []byte) {
+			return eachField(v, rawExtensionRaw, func(num protowire.Number, v []byte) bool {
 				if num == rawExtensionRaw {
 					ev.Object.Raw = v
 				}
+				return true
 			})
 		}
+		return true
 	})
 }

@@ -118,12 +118,7 @@ func watchFrames(t testing.TB, events []watch.Event) []byte {
 	var buf bytes.Buffer
 	fw := info.StreamSerializer.Framer.NewFrameWriter(&buf)
 	for _, e := range events {
-		ev := metav1.WatchEvent{Type: string(e.Type), Object: runtime.RawExtension{Raw: encodeProto(t, e.Object)}}
-		var frame bytes.Buffer
-		if err := info.StreamSerializer.Serializer.Encode(&ev, &frame); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write(frame.Bytes()); err != nil {
+		if _, err := fw.Write(watchEventMessage(t, e)); err != nil {
 			t.Fatal(err)
 		}
 	}
