@@ -91,6 +91,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		userAgent   = fs.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
+		procs       = fs.Int("procs", defaultProcs, "Threads running Go code at once (GOMAXPROCS). The default, 1, suits an agent that waits on the API server most of the time: it spends less CPU per pod than one thread per core (fewer threads woken for each request and watch event; figures in docs/performance.md). 0: Go's default (one per core, or $GOMAXPROCS). Without this flag, $GOMAXPROCS, if set, wins over the default")
 		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
 	)
 	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
@@ -124,8 +125,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	cfg.QPS = float32(*qps)
 	cfg.NodeLeaseDurationSeconds = int32(*leaseSecs)
-	if err := checkFlags(fs, cfg, *contentType, *leaseSecs); err != nil {
+	if err := checkFlags(fs, cfg, *contentType, *leaseSecs, *procs); err != nil {
 		return err
+	}
+	if n := gomaxprocs(fs, *procs, os.Getenv("GOMAXPROCS")); n > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
 	}
 	logger := textlogger.NewLogger(klogFlags)
 	klog.SetLogger(logger) // client-go's own logs
@@ -224,7 +228,7 @@ func readyz(running *atomic.Bool) http.Handler {
 // command's own flags, and the agent's Config (agent.Config.Validate, whose Go field
 // names are mapped to flags). A flag's default is the real default, so a count must be
 // at least 1 here: 0 is refused rather than silently replaced by the default.
-func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSecs uint) error {
+func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSecs uint, procs int) error {
 	var errs field.ErrorList
 	if fs.NArg() > 0 {
 		errs = append(errs, field.Invalid(field.NewPath("argument"), fs.Arg(0),
@@ -240,6 +244,9 @@ func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSec
 		if f.v < 1 {
 			errs = append(errs, field.Invalid(field.NewPath("--"+f.name), f.v, "must be at least 1"))
 		}
+	}
+	if procs < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("--procs"), procs, "must be 0 (Go's default) or more"))
 	}
 	if leaseSecs < 1 || leaseSecs > math.MaxInt32 {
 		errs = append(errs, field.Invalid(field.NewPath("--node-lease-duration-seconds"), leaseSecs, fmt.Sprintf("must be 1 to %d", math.MaxInt32)))
@@ -264,6 +271,21 @@ func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSec
 		msgs[i] = e.Error()
 	}
 	return fmt.Errorf("invalid flags: %s", strings.Join(msgs, "; "))
+}
+
+// defaultProcs is --procs' default.
+const defaultProcs = 1
+
+// gomaxprocs is the GOMAXPROCS the program sets, 0 for none: --procs if given (0 keeps
+// Go's default), else nothing when the GOMAXPROCS environment variable is set (Go has
+// applied it), else defaultProcs.
+func gomaxprocs(fs *flag.FlagSet, procs int, env string) int {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "procs" })
+	if !set && env != "" {
+		return 0
+	}
+	return procs
 }
 
 // restConfig is --kubeconfig/--master, else the in-cluster config, else $KUBECONFIG and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -40,6 +41,7 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		{[]string{"--node-lease-duration-seconds", "0"}, "--node-lease-duration-seconds"},
 		{[]string{"--profile", "turbo"}, "--profile"},
 		{[]string{"--qps", "-1"}, "--qps"},
+		{[]string{"--procs", "-1"}, "--procs"},
 		{[]string{"--manage-single-node", "Not_A_Node"}, "--manage-single-node"},
 		{[]string{"--manage-all-nodes", "--manage-single-node", "n"}, "--manage-all-nodes: Forbidden: cannot be combined with --manage-single-node"},
 		{[]string{"--manage-nodes-with-label-selector", "a=b=c"}, "--manage-nodes-with-label-selector"},
@@ -84,5 +86,31 @@ func TestReadyz(t *testing.T) {
 			t.Errorf("running=%t: /readyz answered %d, want %d", running.Load(), rec.Code, want)
 		}
 		running.Store(true)
+	}
+}
+
+// TestGomaxprocs: --procs when given (0: Go's default), else $GOMAXPROCS when set (Go has
+// applied it), else one.
+func TestGomaxprocs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want int
+	}{
+		{nil, "", 1},
+		{nil, "4", 0},
+		{[]string{"--procs", "3"}, "", 3},
+		{[]string{"--procs", "3"}, "4", 3},
+		{[]string{"--procs", "0"}, "", 0},
+		{[]string{"--procs", "1"}, "4", 1},
+	} {
+		fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+		procs := fs.Int("procs", defaultProcs, "")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := gomaxprocs(fs, *procs, tc.env); got != tc.want {
+			t.Errorf("%v with GOMAXPROCS=%q: %d, want %d", tc.args, tc.env, got, tc.want)
+		}
 	}
 }
