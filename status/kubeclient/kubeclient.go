@@ -54,7 +54,7 @@ func (c *Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, e
 
 // PatchPodStatus sends patch as a strategic-merge PATCH of the pod's status subresource,
 // with the Client's field manager, and returns the pod the server stored. The error is
-// client-go's.
+// client-go's, or made as client-go makes it (NewForConfigAndClient).
 func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	if c.direct != nil {
 		return c.direct.patchStatus(ctx, namespace, name, patch)
@@ -73,7 +73,8 @@ var _ status.PodDeleter = (*Client)(nil)
 // When pods has a REST client (a clientset's CoreV1()), the answer's body, the deleted
 // pod, is discarded as it is read: client-go's typed Delete reads it whole into memory
 // (Request.Do) only to drop it, some 5% of what a node agent deleting pods allocates.
-// The request and the errors are the same.
+// The request and the errors are the same. A Client of NewForConfigAndClient sends the
+// same request without client-go's Request (see there).
 func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
 	if c.direct != nil {
 		return c.direct.deletePod(ctx, namespace, name, uid)
