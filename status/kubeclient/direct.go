@@ -15,7 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -167,7 +167,7 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 		if part.v == "" {
 			return fmt.Errorf("kubeclient: %s pod: the %s is empty", method, part.what)
 		}
-		if msgs := path.IsValidPathSegmentName(part.v); len(msgs) > 0 {
+		if msgs := content.IsPathSegmentName(part.v); len(msgs) > 0 {
 			return fmt.Errorf("kubeclient: %s pod: invalid %s %q: %s", method, part.what, part.v, strings.Join(msgs, ";"))
 		}
 	}
