@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -20,10 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/scheme"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/podstatus/podstatus"
 )
 
 // NewForConfigAndClient returns a Client for the API server of cfg, reached through hc
@@ -54,13 +56,20 @@ import (
 // unset, NegotiatedSerializer are set to core/v1's; its ContentType and
 // AcceptContentTypes choose what the answers are encoded in (Accept); its RateLimiter, or
 // QPS and Burst, limit these requests as they limit client-go's. fieldManager is as for
-// New; an empty one is an error.
+// New, but a missing one (or a nil cfg or hc) is an error matching
+// podstatus.ErrInvalidInput: the fleet agent derives it from its User-Agent.
 func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
-	if fieldManager == "" {
-		return nil, errors.New("kubeclient: NewForConfigAndClient: fieldManager: Required value")
+	var errs field.ErrorList
+	for _, p := range [...]struct {
+		name    string
+		missing bool
+	}{{"cfg", cfg == nil}, {"hc", hc == nil}, {"fieldManager", fieldManager == ""}} {
+		if p.missing {
+			errs = append(errs, field.Required(field.NewPath(p.name), ""))
+		}
 	}
-	if cfg == nil || hc == nil {
-		return nil, errors.New("kubeclient: NewForConfigAndClient: a rest.Config and an http.Client are required")
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("kubeclient: NewForConfigAndClient: %w", &podstatus.InputError{Errs: errs})
 	}
 	c := rest.CopyConfig(cfg)
 	gv := v1.SchemeGroupVersion
@@ -163,13 +172,17 @@ func (d *direct) deletePod(ctx context.Context, namespace, name string, uid type
 // media type (nil if it has none) and the bytes, valid only during the call. Other
 // answers become errors as client-go's Request makes them (errorFrom).
 func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query, contentType string, body []byte, use func(runtime.Decoder, []byte) error) error {
-	for _, part := range [...]struct{ what, v string }{{"namespace", namespace}, {"name", name}} {
-		if part.v == "" {
-			return fmt.Errorf("kubeclient: %s pod: the %s is empty", method, part.what)
+	var errs field.ErrorList
+	for _, p := range [...]struct{ name, v string }{{"namespace", namespace}, {"name", name}} {
+		if p.v == "" {
+			errs = append(errs, field.Required(field.NewPath(p.name), ""))
+		} else if msgs := content.IsPathSegmentName(p.v); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath(p.name), p.v, strings.Join(msgs, "; ")))
 		}
-		if msgs := content.IsPathSegmentName(part.v); len(msgs) > 0 {
-			return fmt.Errorf("kubeclient: %s pod: invalid %s %q: %s", method, part.what, part.v, strings.Join(msgs, ";"))
-		}
+	}
+	if len(errs) > 0 {
+		// What client-go's Request refuses before sending (its namespace and name checks).
+		return fmt.Errorf("kubeclient: %s pod: %w", method, &podstatus.InputError{Errs: errs})
 	}
 	if d.limiter != nil {
 		if err := d.limiter.Wait(ctx); err != nil {

@@ -22,6 +22,8 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/podstatus/podstatus"
 )
 
 // seenRequest is what a test server saw of one request.
@@ -290,11 +292,11 @@ func TestDirectRefusesBeforeSending(t *testing.T) {
 	_, direct := bothClients(t, testConfig(srv, "application/json"))
 	ctx := context.Background()
 	for _, tc := range []struct{ ns, name string }{{"ns", ""}, {"", "p"}, {"ns", "a/b"}, {"..", "p"}, {"ns", "%2F"}} {
-		if _, err := direct.PatchPodStatus(ctx, tc.ns, tc.name, []byte(`{}`)); err == nil {
-			t.Errorf("PATCH %q/%q: no error", tc.ns, tc.name)
+		if _, err := direct.PatchPodStatus(ctx, tc.ns, tc.name, []byte(`{}`)); !errors.Is(err, podstatus.ErrInvalidInput) {
+			t.Errorf("PATCH %q/%q: %v, want an input error", tc.ns, tc.name, err)
 		}
-		if err := direct.DeletePod(ctx, tc.ns, tc.name, "u1"); err == nil {
-			t.Errorf("DELETE %q/%q: no error", tc.ns, tc.name)
+		if err := direct.DeletePod(ctx, tc.ns, tc.name, "u1"); !errors.Is(err, podstatus.ErrInvalidInput) {
+			t.Errorf("DELETE %q/%q: %v, want an input error", tc.ns, tc.name, err)
 		}
 	}
 	if n := len(s.requests()); n != 0 {
@@ -324,11 +326,17 @@ func TestDirectRefusesBeforeSending(t *testing.T) {
 		t.Errorf("%d requests sent past a failing rate limiter, want 0", n)
 	}
 
-	if _, err := NewForConfigAndClient(cfg, http.DefaultClient, ""); err == nil {
-		t.Error("NewForConfigAndClient with no field manager: no error")
-	}
-	if _, err := NewForConfigAndClient(nil, http.DefaultClient, "m"); err == nil {
-		t.Error("NewForConfigAndClient with no config: no error")
+	for _, tc := range []struct {
+		cfg          *rest.Config
+		hc           *http.Client
+		fieldManager string
+		want         string
+	}{{cfg, http.DefaultClient, "", "fieldManager: Required value"}, {nil, http.DefaultClient, "m", "cfg: Required value"},
+		{cfg, nil, "m", "hc: Required value"}} {
+		_, err := NewForConfigAndClient(tc.cfg, tc.hc, tc.fieldManager)
+		if !errors.Is(err, podstatus.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewForConfigAndClient: %v, want an input error saying %q", err, tc.want)
+		}
 	}
 }
 
