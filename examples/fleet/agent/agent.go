@@ -122,8 +122,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if rc.UserAgent == "" {
 		rc.UserAgent = "podstatus-fleet"
 	}
-	product, _, _ := strings.Cut(rc.UserAgent, "/")
-	a.fieldManager = cmp.Or(product, "podstatus-fleet")
+	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
 	rc.Wrap(a.counts.wrapTransport)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
@@ -141,7 +140,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The Manager's PATCHes and DELETEs, most of the agent's requests, go over hc
 	// directly (kubeclient.NewForConfigAndClient), their answers decoded by podCodecs.
-	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManager); err != nil {
+	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManagerName()); err != nil {
 		return fmt.Errorf("agent: pod client for %s: %w", rc.Host, err)
 	}
 	return a.run(ctx, podClientset{Interface: cs, core: core})
@@ -163,10 +162,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		observer = status.Observers(observer, prom.Observer())
 	}
-	fieldManager := cmp.Or(a.fieldManager, "podstatus-fleet")
 	kc := a.podClient
 	if kc == nil {
-		kc = kubeclient.New(a.cs.CoreV1(), fieldManager)
+		kc = kubeclient.New(a.cs.CoreV1(), a.fieldManagerName())
 	}
 	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
 		Clock:                      r.Clock,
@@ -416,6 +414,11 @@ func stripManagedFields(o any) (any, error) {
 	}
 	return o, nil
 }
+
+// fieldManagerName is the field manager of the agent's PATCHes: fieldManager, or
+// podstatus-fleet when it is empty (a User-Agent that starts with '/', or unit tests that
+// call run without Run).
+func (a *agent) fieldManagerName() string { return cmp.Or(a.fieldManager, "podstatus-fleet") }
 
 // leanClient is the status.Client the Manager uses: the pods it returns (PATCH responses
 // and GETs, which the Manager keeps as the base of its next patch, one per pod) lose their
