@@ -43,14 +43,15 @@ import (
 // is a prefix plus the pod's namespace and name, the answer is read into a pooled buffer,
 // and the pod is decoded from it by cfg's decoder for the answer's media type.
 //
-// What the requests carry is the same as New's, and so are the errors: a failure's
-// metav1.Status becomes its apierrors.StatusError (apierrors.FromObject), and an answer
-// that is not one becomes apierrors.NewGenericServerResponse, with the Retry-After header's
-// delay, as client-go's Request.transformResponse does. Two things client-go's Request
-// does are left out: it retries a 429 or 5xx that carries Retry-After by itself, up to
-// ten times, inside the call, where this Client returns the error with its delay (the
-// Manager's retry waits for it, apierrors.SuggestsClientDelay, without holding a worker);
-// and it logs the server's warning headers.
+// What the requests carry is the same as New's, but for the DELETE's Accept: it asks for
+// the deleted pod's metadata only, since the answer is dropped. The errors are the same:
+// a failure's metav1.Status becomes its apierrors.StatusError (apierrors.FromObject), and
+// an answer that is not one becomes apierrors.NewGenericServerResponse, with the
+// Retry-After header's delay, as client-go's Request.transformResponse does. Two things
+// client-go's Request does are left out: it retries a 429 or 5xx that carries
+// Retry-After by itself, up to ten times, inside the call, where this Client returns the
+// error with its delay (the Manager's retry waits for it, apierrors.SuggestsClientDelay,
+// without holding a worker); and it logs the server's warning headers.
 //
 // cfg is used as client-go's core/v1 client uses it: its GroupVersion, APIPath and, when
 // unset, NegotiatedSerializer are set to core/v1's; its ContentType and
@@ -101,29 +102,42 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 	case c.ContentType != "":
 		accept = c.ContentType + ", */*"
 	}
+	deleteAccept := metadataJSON + ",application/json"
+	if c.ContentType == runtime.ContentTypeProtobuf {
+		deleteAccept = metadataProtobuf + "," + deleteAccept
+	}
 	kc := New(corev1client.New(rc), fieldManager)
 	kc.direct = &direct{
-		client:     hc,
-		base:       *base,
-		patchQuery: url.Values{"fieldManager": {fieldManager}}.Encode(),
-		accept:     accept,
-		decoders:   decoders,
-		limiter:    rc.GetRateLimiter(),
-		bufs:       sync.Pool{New: func() any { return new(bytes.Buffer) }},
+		client:       hc,
+		base:         *base,
+		patchQuery:   url.Values{"fieldManager": {fieldManager}}.Encode(),
+		accept:       accept,
+		deleteAccept: deleteAccept,
+		decoders:     decoders,
+		limiter:      rc.GetRateLimiter(),
+		bufs:         sync.Pool{New: func() any { return new(bytes.Buffer) }},
 	}
 	return kc, nil
 }
 
+// The media types of a pod's metadata alone (PartialObjectMetadata), as
+// k8s.io/client-go/metadata asks for them.
+const (
+	metadataProtobuf = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	metadataJSON     = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+)
+
 // direct sends a Client's PATCH and DELETE as plain HTTP requests (see
 // NewForConfigAndClient). It is safe for concurrent use.
 type direct struct {
-	client     *http.Client
-	base       url.URL // the API root, e.g. https://host/api/v1
-	patchQuery string  // fieldManager=...
-	accept     string
-	decoders   map[string]runtime.Decoder // by media type; read-only
-	limiter    flowcontrol.RateLimiter    // nil: none
-	bufs       sync.Pool                  // of *bytes.Buffer, for answers
+	client       *http.Client
+	base         url.URL                    // the API root, e.g. https://host/api/v1
+	patchQuery   string                     // fieldManager=...
+	accept       string                     // of the PATCH
+	deleteAccept string                     // of the DELETE: the deleted pod's metadata only (deletePod)
+	decoders     map[string]runtime.Decoder // by media type; read-only
+	limiter      flowcontrol.RateLimiter    // nil: none
+	bufs         sync.Pool                  // of *bytes.Buffer, for answers
 }
 
 // maxPooledAnswer is the largest answer buffer put back into the pool: a pod is some
@@ -137,7 +151,7 @@ const maxErrorText = 2048
 func (d *direct) patchStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	var pod *v1.Pod
 	err := d.do(ctx, http.MethodPatch, namespace, name, "/status", d.patchQuery,
-		string(types.StrategicMergePatchType), patch,
+		string(types.StrategicMergePatchType), d.accept, patch,
 		func(dec runtime.Decoder, body []byte) error {
 			if dec == nil {
 				return fmt.Errorf("kubeclient: the answer to PATCH pod %s/%s status has a media type this client cannot decode", namespace, name)
@@ -163,15 +177,21 @@ func (d *direct) deletePod(ctx context.Context, namespace, name string, uid type
 	if err != nil {
 		return fmt.Errorf("kubeclient: encoding the DeleteOptions of pod %s/%s: %w", namespace, name, err)
 	}
-	// The answer, the deleted pod, is read into a pooled buffer and dropped.
-	return d.do(ctx, http.MethodDelete, namespace, name, "", "", "application/json", body, nil)
+	// The answer, the deleted pod, is read into a pooled buffer and dropped, so it is
+	// asked for as its metadata only: the API server converts any answer of a DELETE to
+	// what Accept names (transformResponseObject in
+	// k8s.io/apiserver/pkg/endpoints/handlers/delete.go), and a pod's metadata is a third
+	// of the pod, which it then neither encodes nor sends. A failure's Status is not
+	// converted: the last, plain application/json serves it, as for the metadata client.
+	return d.do(ctx, http.MethodDelete, namespace, name, "", "", "application/json", d.deleteAccept, body, nil)
 }
 
-// do sends method to the pod's URL (plus suffix and query) with body, reads the whole
-// answer into a pooled buffer and, for a 2xx, hands use (if not nil) the decoder for its
-// media type (nil if it has none) and the bytes, valid only during the call. Other
-// answers become errors as client-go's Request makes them (errorFrom).
-func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query, contentType string, body []byte, use func(runtime.Decoder, []byte) error) error {
+// do sends method to the pod's URL (plus suffix and query) with body, asking for an
+// answer in accept's media types, reads the whole answer into a pooled buffer and, for a
+// 2xx, hands use (if not nil) the decoder for its media type (nil if it has none) and the
+// bytes, valid only during the call. Other answers become errors as client-go's Request
+// makes them (errorFrom).
+func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query, contentType, accept string, body []byte, use func(runtime.Decoder, []byte) error) error {
 	var errs field.ErrorList
 	for _, p := range [...]struct{ name, v string }{{"namespace", namespace}, {"name", name}} {
 		if p.v == "" {
@@ -198,7 +218,7 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 		return fmt.Errorf("kubeclient: %s pod %s/%s: %w", method, namespace, name, err)
 	}
 	req.URL, req.Host = &u, u.Host
-	req.Header = http.Header{"Content-Type": {contentType}, "Accept": {d.accept}}
+	req.Header = http.Header{"Content-Type": {contentType}, "Accept": {accept}}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return err // a *url.Error, as client-go's
