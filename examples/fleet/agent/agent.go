@@ -91,6 +91,9 @@ type agent struct {
 	// podClient sends the Manager's requests; Run sets it (see there), and run, given a
 	// clientset alone by unit tests, uses kubeclient.New over it when it is nil.
 	podClient *kubeclient.Client
+	// leases renews node Leases; Run sets it, and renewLease uses the clientset when it
+	// is nil.
+	leases *leaseWriter
 }
 
 // Run runs the agent until ctx is done, then stops its workers, flushes the statuses
@@ -124,6 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	a.fieldManager, _, _ = strings.Cut(rc.UserAgent, "/")
 	rc.Wrap(a.counts.wrapTransport)
+	rc.Wrap(bufferWatches)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
 		return fmt.Errorf("agent: HTTP client for %s: %w", rc.Host, err)
@@ -142,6 +146,9 @@ func Run(ctx context.Context, cfg Config) error {
 	// directly (kubeclient.NewForConfigAndClient), their answers decoded by podCodecs.
 	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManagerName()); err != nil {
 		return fmt.Errorf("agent: pod client for %s: %w", rc.Host, err)
+	}
+	if a.leases, err = newLeaseWriter(rc, hc); err != nil {
+		return err
 	}
 	return a.run(ctx, podClientset{Interface: cs, core: core})
 }

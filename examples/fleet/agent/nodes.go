@@ -393,7 +393,7 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) error {
 	if n.lease != nil {
 		l := n.lease.DeepCopy()
 		l.Spec.RenewTime = &now
-		got, err := a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{})
+		got, err := a.updateLease(ctx, l)
 		if err == nil {
 			n.lease = got
 			a.counts.leaseRenewals.Add(1)
@@ -430,13 +430,22 @@ func (a *agent) renewLease(ctx context.Context, n *nodeState) error {
 		l.Spec.RenewTime = &now
 		l.Spec.HolderIdentity = ptr.To(n.name)
 		l.Spec.LeaseDurationSeconds = ptr.To(a.cfg.NodeLeaseDurationSeconds)
-		if got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		if got, err = a.updateLease(ctx, l); err != nil {
 			return fmt.Errorf("update lease %s: %w", n.name, err)
 		}
 		n.lease = got
 		a.counts.leaseRenewals.Add(1)
 	}
 	return nil
+}
+
+// updateLease PUTs a Lease the agent holds: through the leaseWriter when Run made one,
+// else through the clientset.
+func (a *agent) updateLease(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	if a.leases != nil {
+		return a.leases.update(ctx, l)
+	}
+	return a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{})
 }
 
 // reportNodeStatus sends the node's status when it is due: the first time, and then every
