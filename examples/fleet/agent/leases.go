@@ -37,7 +37,7 @@ type leaseWriter struct {
 	encoder     runtime.Encoder
 	decoder     runtime.Decoder // any media type the server may answer in
 	limiter     flowcontrol.RateLimiter
-	bufs        sync.Pool // of *bytes.Buffer, for requests and answers
+	bufs        sync.Pool // of *bytes.Buffer, for answers
 }
 
 // newLeaseWriter returns a leaseWriter for rc (its Host, content type and rate limiter)
@@ -82,10 +82,12 @@ func (w *leaseWriter) update(ctx context.Context, l *coordinationv1.Lease) (*coo
 			return nil, fmt.Errorf("lease PUT: client rate limiter: %w", err)
 		}
 	}
-	body := w.bufs.Get().(*bytes.Buffer)
-	defer w.bufs.Put(body)
-	body.Reset()
-	if err := w.encoder.Encode(l, body); err != nil {
+	// The request's body is the request's own, not a pooled buffer: an HTTP transport may
+	// still read a body after it has returned the answer (net/http's RoundTripper contract;
+	// an HTTP/2 server that answers before reading all of it), and a buffer back in the pool
+	// could by then be another renewal's.
+	var body bytes.Buffer
+	if err := w.encoder.Encode(l, &body); err != nil {
 		return nil, fmt.Errorf("lease PUT: encoding it: %w", err)
 	}
 	u := w.base
