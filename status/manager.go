@@ -366,7 +366,9 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 	}
 	if equalByKubelet(&pod.Status, &e.status, m.own) {
 		// The cache is normalized: a copy equal to it as it is would be equal normalized,
-		// and the copy normalize needs is saved (most copies are equal).
+		// and the copy normalize needs is saved (most copies are equal). The cached status
+		// shares what it can with this newer base (see shareBase).
+		shareBase(&e.status, &pod.Status)
 		return
 	}
 	observed := pod.Status.DeepCopy()

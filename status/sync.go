@@ -396,6 +396,9 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, res syncR
 				m.markDirtyLocked(e)
 			}
 			if !e.pending() {
+				if e.base != nil {
+					shareBase(&e.status, &e.base.Status)
+				}
 				delete(m.dirty, e)
 				synced = true
 				if !e.at.IsZero() {
