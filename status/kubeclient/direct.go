@@ -116,6 +116,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 		decoders:     decoders,
 		limiter:      rc.GetRateLimiter(),
 		bufs:         sync.Pool{New: func() any { return new(bytes.Buffer) }},
+		userAgent:    cfg.UserAgent,
 	}
 	return kc, nil
 }
@@ -138,6 +139,10 @@ type direct struct {
 	decoders     map[string]runtime.Decoder // by media type; read-only
 	limiter      flowcontrol.RateLimiter    // nil: none
 	bufs         sync.Pool                  // of *bytes.Buffer, for answers
+	// userAgent is the config's User-Agent, "" for none. The request carries it itself:
+	// client-go's user-agent round tripper (k8s.io/client-go/transport, round_trippers.go)
+	// then passes it on as it is instead of cloning the request to set it.
+	userAgent string
 }
 
 // maxPooledAnswer is the largest answer buffer put back into the pool: a pod is some
@@ -221,6 +226,9 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 	}
 	req.URL, req.Host = &u, u.Host
 	req.Header = http.Header{"Content-Type": {contentType}, "Accept": {accept}}
+	if d.userAgent != "" {
+		req.Header["User-Agent"] = []string{d.userAgent}
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return err // a *url.Error, as client-go's

@@ -28,8 +28,8 @@ import (
 
 // seenRequest is what a test server saw of one request.
 type seenRequest struct {
-	Method, Path, Query, ContentType, Accept string
-	Body                                     string // a DELETE's is decoded DeleteOptions, re-encoded
+	Method, Path, Query, ContentType, Accept, UserAgent string
+	Body                                                string // a DELETE's is decoded DeleteOptions, re-encoded
 }
 
 // scriptedServer answers every request with code, contentType and body, and records
@@ -46,7 +46,8 @@ type scriptedServer struct {
 func (s *scriptedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := seenRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		ContentType: r.Header.Get("Content-Type"), Accept: r.Header.Get("Accept"), Body: string(body)}
+		ContentType: r.Header.Get("Content-Type"), Accept: r.Header.Get("Accept"), UserAgent: r.Header.Get("User-Agent"),
+		Body: string(body)}
 	if r.Method == http.MethodDelete {
 		// client-go encodes DeleteOptions with the codec of its content type; compare
 		// what they say.
@@ -84,7 +85,7 @@ func (s *scriptedServer) requests() []seenRequest {
 
 // testConfig is a config for srv with the given content type (JSON or protobuf).
 func testConfig(srv *httptest.Server, contentType string) *rest.Config {
-	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: contentType}}
+	cfg := &rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: contentType}, UserAgent: "podstatus-test/1.0"}
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	return cfg
 }
@@ -371,3 +372,42 @@ type failingLimiter struct {
 }
 
 func (l failingLimiter) Wait(context.Context) error { return l.err }
+
+// TestDirectSetsItsUserAgent: the request reaches the HTTP client with the config's
+// User-Agent already set, so client-go's user-agent round tripper does not clone it to set
+// it; the server sees the same header either way (TestDirectMatchesClientGo).
+func TestDirectSetsItsUserAgent(t *testing.T) {
+	s := &scriptedServer{code: 200, contentType: "application/json", body: testPodJSON}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	cfg := testConfig(srv, "application/json")
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handed []string
+	next := hc.Transport
+	hc.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		handed = append(handed, r.Header.Get("User-Agent"))
+		return next.RoundTrip(r)
+	})
+	d, err := NewForConfigAndClient(cfg, hc, "test-agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.PatchPodStatus(context.Background(), "ns", "p", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeletePod(context.Background(), "ns", "p", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{cfg.UserAgent, cfg.UserAgent}
+	if diff := cmp.Diff(want, handed); diff != "" {
+		t.Errorf("User-Agent of the requests handed to the client (-want +got):\n%s", diff)
+	}
+	for _, r := range s.requests() {
+		if r.UserAgent != cfg.UserAgent {
+			t.Errorf("%s: the server saw User-Agent %q, want %q", r.Method, r.UserAgent, cfg.UserAgent)
+		}
+	}
+}
