@@ -614,7 +614,9 @@ func readyLost(base, next *v1.PodStatus) bool {
 
 // withResourceVersion adds a metadata.resourceVersion precondition to a patch PatchBytes
 // made ({"metadata":{"uid":...},...}); the API server then answers 409 Conflict if the
-// pod changed since rv. A patch without metadata (no UID) is returned as it is.
+// pod changed since rv. A patch without metadata (no UID) is returned as it is. The patch
+// is the caller's own and is rewritten in place when its buffer has room (PatchBytes
+// leaves some), so the precondition costs no second copy of it.
 func withResourceVersion(patch []byte, rv string) []byte {
 	const prefix = `{"metadata":{`
 	if !bytes.HasPrefix(patch, []byte(prefix)) {
@@ -624,12 +626,8 @@ func withResourceVersion(patch []byte, rv string) []byte {
 	if err != nil {
 		return patch
 	}
-	out := make([]byte, 0, len(patch)+len(q)+len(`"resourceVersion":,`))
-	out = append(out, prefix...)
-	out = append(out, `"resourceVersion":`...)
-	out = append(out, q...)
-	out = append(out, ',')
-	return append(out, patch[len(prefix):]...)
+	member := append(append([]byte(`"resourceVersion":`), q...), ',')
+	return slices.Insert(patch, len(prefix), member...)
 }
 
 // request makes one request to the API server (a GET, a PATCH, or the DELETE of

@@ -1004,3 +1004,21 @@ func TestTransitionOnStaleBaseIsConditional(t *testing.T) {
 		t.Errorf("transition patch without a resourceVersion precondition: %s", p)
 	}
 }
+
+func TestWithResourceVersion(t *testing.T) {
+	for _, tc := range []struct{ patch, rv, want string }{
+		{`{"metadata":{"uid":"u"},"status":{"phase":"Failed"}}`, "42",
+			`{"metadata":{"resourceVersion":"42","uid":"u"},"status":{"phase":"Failed"}}`},
+		{`{"status":{}}`, "42", `{"status":{}}`},
+		{`{"metadata":{"uid":"u"}}`, `4"2`, `{"metadata":{"resourceVersion":"4\"2","uid":"u"}}`},
+	} {
+		if got := string(withResourceVersion([]byte(tc.patch), tc.rv)); got != tc.want {
+			t.Errorf("withResourceVersion(%s, %q) = %s, want %s", tc.patch, tc.rv, got, tc.want)
+		}
+	}
+	// With room in the buffer, the patch is rewritten in place.
+	patch := append(make([]byte, 0, 256), `{"metadata":{"uid":"u"},"status":{}}`...)
+	if got := withResourceVersion(patch, "7"); &got[0] != &patch[0] || string(got) != `{"metadata":{"resourceVersion":"7","uid":"u"},"status":{}}` {
+		t.Errorf("with room: got %s in a new buffer: %v", got, &got[0] != &patch[0])
+	}
+}
