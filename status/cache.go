@@ -13,7 +13,8 @@ import (
 
 // entry is everything the Manager knows about one pod, keyed by UID. It is guarded by
 // Manager.mu. status is copy-on-write: it is replaced, never modified in place, so a sync
-// may read a snapshot of it without the lock.
+// may read a snapshot of it without the lock; once synced, it shares its lists with base
+// where they are equal (shareBase).
 type entry struct {
 	// uid, namespace and name are set when the entry is made and never change.
 	uid             types.UID

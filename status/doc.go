@@ -104,6 +104,12 @@
 //   - Cost proportional to change. A dirty set holds the pods with something to send; a
 //     sync walks only those, so a Sync with nothing pending costs the same with 100,000
 //     pods cached as with one.
+//   - One copy of a synced status. Once a pod is synced, the cached status shares the
+//     memory of the server copy the Manager holds (its base) wherever the two are equal,
+//     instead of keeping a copy of its own: about a kilobyte less per cached pod. Both are
+//     read-only (the cache is copy-on-write, and a pod handed to ObservePod or
+//     SetPodStatus must not be modified afterwards); a cached condition time may take the
+//     server copy's time zone, never another instant.
 //   - Per-pod retries. 5xx, 429 (honouring Retry-After), timeouts and unexpected errors
 //     back off exponentially with jitter, per pod; each Manager draws its own random
 //     seed (RetryOptions.Seed fixes one), so agents that lost the API server together do
