@@ -75,19 +75,21 @@ func sameKubeletConditions(a, b []v1.PodCondition, own conditions.Ownership) boo
 // shareBase makes s share the memory of base, the server's copy of the pod's status, where
 // the two are equal: every field but the conditions and the resource-claim statuses when
 // sameKubeletFields holds, and the conditions when the two lists are equal item by item
-// (sameConditions). s's value is unchanged under apimachinery's semantic equality (a time
-// may change its location, never its instant; a nil list may become an empty one).
+// (internal/patch's EqualConditions under its Semantic equality). s's value is unchanged
+// under apimachinery's semantic equality (a time may change its location, never its
+// instant; a nil list may become an empty one). fieldsEqual tells it the caller has found
+// sameKubeletFields(s, base) true already (ObservePod has); false, it checks itself.
 //
 // Why: once a pod is synced, its cached status and the base say the same thing, and a
 // cached status of its own costs about a kilobyte per pod (a condition list, container
 // statuses and what they point to), which the Manager held for every pod it caches, twice
 // with the base's. Both are read-only (the cache is copy-on-write, and a base is an object
 // the caller must not modify: ObservePod, SetPodStatus), so sharing is safe.
-func shareBase(s *v1.PodStatus, base *v1.PodStatus) {
+func shareBase(s *v1.PodStatus, base *v1.PodStatus, fieldsEqual bool) {
 	if shared(s.ContainerStatuses, base.ContainerStatuses) && shared(s.Conditions, base.Conditions) {
 		return // already (a watch event of the Manager's own PATCH, say)
 	}
-	if sameKubeletFields(s, base) {
+	if fieldsEqual || sameKubeletFields(s, base) {
 		shared := *base
 		shared.Conditions = s.Conditions
 		shared.ResourceClaimStatuses = s.ResourceClaimStatuses
@@ -95,26 +97,9 @@ func shareBase(s *v1.PodStatus, base *v1.PodStatus) {
 		shared.NodeAllocatableResourceClaimStatuses = s.NodeAllocatableResourceClaimStatuses
 		*s = shared
 	}
-	if sameConditions(s.Conditions, base.Conditions) {
+	if patchenc.EqualConditions(s.Conditions, base.Conditions, patchenc.Semantic) {
 		s.Conditions = base.Conditions
 	}
-}
-
-// sameConditions reports whether two condition lists are equal item by item, every field
-// compared (times by instant), as apimachinery's semantic equality compares them.
-func sameConditions(a, b []v1.PodCondition) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := &a[i], &b[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
-			x.ObservedGeneration != y.ObservedGeneration ||
-			x.LastProbeTime.UTC() != y.LastProbeTime.UTC() || x.LastTransitionTime.UTC() != y.LastTransitionTime.UTC() {
-			return false
-		}
-	}
-	return true
 }
 
 // shared reports whether two lists are one, or both empty.

@@ -368,7 +368,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		// The cache is normalized: a copy equal to it as it is would be equal normalized,
 		// and the copy normalize needs is saved (most copies are equal). The cached status
 		// shares what it can with this newer base (see shareBase).
-		shareBase(&e.status, &pod.Status)
+		shareBase(&e.status, &pod.Status, true)
 		return
 	}
 	observed := pod.Status.DeepCopy()

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	patchenc "github.com/podstatus/podstatus/internal/patch"
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
@@ -69,7 +70,7 @@ func TestShareBase(t *testing.T) {
 			server := shareStatus(at)
 			tc.server(&server)
 			before := *cached.DeepCopy()
-			shareBase(&cached, &server)
+			shareBase(&cached, &server, false)
 
 			if !apiequality.Semantic.DeepEqual(cached, before) {
 				t.Fatalf("shareBase changed the status:\n got %+v\nwant %+v", cached, before)
@@ -90,21 +91,24 @@ func TestShareBase(t *testing.T) {
 	}
 }
 
-// TestSameConditionsCovers fails when PodCondition grows a field sameConditions does not
-// compare: sharing would then hide a difference.
-func TestSameConditionsCovers(t *testing.T) {
+// TestEqualConditionsCovers fails when PodCondition grows a field internal/patch's
+// EqualConditions does not compare: shareBase would then hide a difference (and the patch
+// encoder skip one).
+func TestEqualConditionsCovers(t *testing.T) {
 	typ := reflect.TypeOf(v1.PodCondition{})
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		a := []v1.PodCondition{{}}
-		b := []v1.PodCondition{{}}
-		reflect.ValueOf(&b[0]).Elem().Field(i).Set(mgrNonZero(f.Type))
-		if sameConditions(a, b) {
-			t.Errorf("PodCondition.%s: a change is not noticed", f.Name)
+	for _, e := range []patchenc.Equality{patchenc.Semantic, patchenc.RoundTrip} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			a := []v1.PodCondition{{}}
+			b := []v1.PodCondition{{}}
+			reflect.ValueOf(&b[0]).Elem().Field(i).Set(mgrNonZero(f.Type))
+			if patchenc.EqualConditions(a, b, e) {
+				t.Errorf("equality %d, PodCondition.%s: a change is not noticed", e, f.Name)
+			}
 		}
-	}
-	if !sameConditions(nil, []v1.PodCondition{}) {
-		t.Error("nil and empty lists differ")
+		if !patchenc.EqualConditions(nil, []v1.PodCondition{}, e) {
+			t.Errorf("equality %d: nil and empty lists differ", e)
+		}
 	}
 }
 

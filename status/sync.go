@@ -397,7 +397,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, res syncR
 			}
 			if !e.pending() {
 				if e.base != nil {
-					shareBase(&e.status, &e.base.Status)
+					shareBase(&e.status, &e.base.Status, false)
 				}
 				delete(m.dirty, e)
 				synced = true

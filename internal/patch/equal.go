@@ -81,25 +81,26 @@ func EqualFields(a, b *v1.PodStatus, e Equality) bool {
 // statuses: true means the patch of o to n is empty.
 func equalStatus(o, n *v1.PodStatus) bool {
 	return EqualFields(o, n, RoundTrip) &&
-		equalConditions(o.Conditions, n.Conditions) &&
+		EqualConditions(o.Conditions, n.Conditions, RoundTrip) &&
 		equalPodClaims(o.ResourceClaimStatuses, n.ResourceClaimStatuses) &&
 		// Rare fields: equal here only when absent on both sides.
 		o.ExtendedResourceClaimStatus == nil && n.ExtendedResourceClaimStatus == nil &&
 		len(o.NodeAllocatableResourceClaimStatuses) == 0 && len(n.NodeAllocatableResourceClaimStatuses) == 0
 }
 
-// equalConditions compares position by position: equal lists give an empty merge diff (the
-// same keys in the same order pair up the same way, duplicates included), and a reordered
-// list is a change ($setElementOrder).
-func equalConditions(o, n []v1.PodCondition) bool {
+// EqualConditions reports whether two condition lists are equal under e, position by
+// position, every field compared. Under RoundTrip, equal lists give an empty merge diff
+// (the same keys in the same order pair up the same way, duplicates included), and a
+// reordered list is a change ($setElementOrder).
+func EqualConditions(o, n []v1.PodCondition, e Equality) bool {
 	if len(o) != len(n) {
 		return false
 	}
 	for i := range o {
 		a, b := &o[i], &n[i]
-		if !eqString(string(a.Type), string(b.Type)) || !eqString(string(a.Status), string(b.Status)) ||
-			!eqTime(a.LastTransitionTime, b.LastTransitionTime) || !eqTime(a.LastProbeTime, b.LastProbeTime) ||
-			!eqString(a.Reason, b.Reason) || !eqString(a.Message, b.Message) || a.ObservedGeneration != b.ObservedGeneration {
+		if !e.str(string(a.Type), string(b.Type)) || !e.str(string(a.Status), string(b.Status)) ||
+			!e.time(a.LastTransitionTime, b.LastTransitionTime) || !e.time(a.LastProbeTime, b.LastProbeTime) ||
+			!e.str(a.Reason, b.Reason) || !e.str(a.Message, b.Message) || a.ObservedGeneration != b.ObservedGeneration {
 			return false
 		}
 	}
