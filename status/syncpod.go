@@ -40,8 +40,13 @@ type SyncPodInput struct {
 
 // SyncPod is the kubelet's per-pod status step, for a node agent that is not a kubelet:
 // one call whenever the runtime's facts about a pod change or a new copy of the pod
-// arrives from the API server (every watch event of it). In order, as the kubelet's pod
-// worker and status manager do it (syncPod and SyncTerminatingPod in
+// arrives from the API server (a watch event of it). A copy that differs from the one
+// before it in its status alone (the watch event of this Manager's own PATCH, another
+// controller's condition) needs ObservePod only, which orders copies by resourceVersion
+// (a copy without one gets SyncPod), as the kubelet's pod config hands such a
+// copy to reconciliation instead of to the pod worker (checkAndUpdatePod in
+// pkg/kubelet/config/config.go; the examples/fleet agent does the same). In order, as the
+// kubelet's pod worker and status manager do it (syncPod and SyncTerminatingPod in
 // pkg/kubelet/kubelet.go, syncPod and canBeDeleted in
 // pkg/kubelet/status/status_manager.go):
 //

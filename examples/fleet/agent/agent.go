@@ -236,7 +236,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	podHandler, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.onPod,
-		UpdateFunc: func(_, o any) { a.onPod(o) },
+		UpdateFunc: a.onPodUpdate,
 		DeleteFunc: a.onPodDelete,
 	})
 	if err != nil {
