@@ -41,7 +41,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stderr, reexec)
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -76,9 +76,10 @@ var configFlags = strings.NewReplacer(
 var contentTypes = []string{"application/vnd.kubernetes.protobuf", "application/json"}
 
 // run is the program: it parses args, checks every flag before it connects anywhere
-// (an invalid value is an error naming its flag), listens on --metrics-addr, and runs
-// the agent until ctx is done.
-func run(ctx context.Context, args []string, stderr io.Writer) error {
+// (an invalid value is an error naming its flag), executes the program again with sysmon
+// kept awake (exec: reexec, nil in tests; see sysmon.go), listens on --metrics-addr, and
+// runs the agent until ctx is done.
+func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug string) error) error {
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -92,6 +93,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
 		procs       = fs.Int("procs", defaultProcs, "Threads running Go code at once (GOMAXPROCS). The default, 1, suits an agent that waits on the API server most of the time: it spends less CPU per pod than one thread per core (fewer threads woken for each request and watch event; figures in docs/performance.md). 0: Go's default (one per core, or $GOMAXPROCS). Without this flag, $GOMAXPROCS, if set, wins over the default")
+		sysmonAwake = fs.Bool("sysmon-awake", true, "Keep the Go runtime's monitor thread from parking each time the agent is idle: waking it again for nearly every request and watch event cost a fifth of the agent's CPU (figures in docs/performance.md). The program executes itself again at startup with GODEBUG=schedtrace=2147483647, the one setting that keeps the monitor awake (it then polls every 10 ms when idle; its scheduler trace would print only after 24.8 days of the machine's uptime, and every 24.8 days after). False, or a schedtrace already in $GODEBUG: Go's behaviour, unchanged")
 		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
 	)
 	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
@@ -127,6 +129,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.NodeLeaseDurationSeconds = int32(*leaseSecs)
 	if err := checkFlags(fs, cfg, *contentType, *leaseSecs, *procs); err != nil {
 		return err
+	}
+	if *sysmonAwake && exec != nil {
+		if godebug, ok := sysmonGODEBUG(os.Getenv("GODEBUG")); ok {
+			err := exec(godebug) // returns only if it failed
+			fmt.Fprintf(stderr, "fleet: --sysmon-awake: running on without it: executing the program again with GODEBUG=%s: %v\n", godebug, err)
+		}
 	}
 	if n := gomaxprocs(fs, *procs, os.Getenv("GOMAXPROCS")); n > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"net"
@@ -54,7 +55,7 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			start := time.Now()
-			err := run(ctx, append(append([]string{}, base...), tc.args...), io.Discard)
+			err := run(ctx, append(append([]string{}, base...), tc.args...), io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run: %v, want an error naming %s", err, tc.want)
 			}
@@ -67,7 +68,7 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		})
 	}
 	// All at once: every problem in one message.
-	err = run(context.Background(), []string{"--nodes", "1", "--max-pods", "0", "--node-ip", "x", "--workers", "-1"}, io.Discard)
+	err = run(context.Background(), []string{"--nodes", "1", "--max-pods", "0", "--node-ip", "x", "--workers", "-1"}, io.Discard, nil)
 	for _, f := range []string{"--max-pods", "--node-ip", "--workers"} {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("run: %v, want it to name %s", err, f)
@@ -112,5 +113,76 @@ func TestGomaxprocs(t *testing.T) {
 		if got := gomaxprocs(fs, *procs, tc.env); got != tc.want {
 			t.Errorf("%v with GOMAXPROCS=%q: %d, want %d", tc.args, tc.env, got, tc.want)
 		}
+	}
+}
+
+// sysmonGODEBUG adds schedtrace to GODEBUG unless it is set there already.
+func TestSysmonGODEBUG(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		exec     bool
+	}{
+		{"", schedtraceNever, true},
+		{"  ", schedtraceNever, true},
+		{"http2debug=1", "http2debug=1," + schedtraceNever, true},
+		{"schedtracex=1", "schedtracex=1," + schedtraceNever, true},
+		{"schedtrace=0", "", false},
+		{"http2debug=1, schedtrace=1000", "", false},
+		{schedtraceNever, "", false},
+	} {
+		got, exec := sysmonGODEBUG(tc.in)
+		if got != tc.want || exec != tc.exec {
+			t.Errorf("sysmonGODEBUG(%q) = %q, %v; want %q, %v", tc.in, got, exec, tc.want, tc.exec)
+		}
+	}
+}
+
+// The program executes itself again with sysmon kept awake once its flags are checked,
+// and not with --sysmon-awake=false, nor when GODEBUG sets schedtrace (as it does in the
+// program executed again), nor for bad flags. An exec that fails leaves the program
+// running, and says so.
+func TestRunExecutesItselfWithSysmonAwake(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	// The busy --metrics-addr ends run right after the exec would have happened.
+	base := []string{"--master", "http://127.0.0.1:1", "--nodes", "1", "--metrics-addr", busy.Addr().String()}
+	for _, tc := range []struct {
+		name    string
+		godebug string
+		args    []string
+		want    string // the GODEBUG exec is called with; "" for no call
+	}{
+		{"by default", "", nil, schedtraceNever},
+		{"beside the user's GODEBUG", "http2debug=1", nil, "http2debug=1," + schedtraceNever},
+		{"off", "", []string{"--sysmon-awake=false"}, ""},
+		{"schedtrace set already", "schedtrace=0", nil, ""},
+		{"bad flags", "", []string{"--workers", "0"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GODEBUG", tc.godebug)
+			var got []string
+			exec := func(godebug string) error {
+				got = append(got, godebug)
+				return errors.New("no exec in tests")
+			}
+			var stderr strings.Builder
+			err := run(context.Background(), append(append([]string{}, base...), tc.args...), &stderr, exec)
+			if err == nil {
+				t.Fatal("run: nil error, want the bad flag's or the busy --metrics-addr's")
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("exec called with %q, want no call", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("exec called with %q, want once with %q", got, tc.want)
+			case tc.want != "" && !strings.Contains(stderr.String(), "running on without it"):
+				t.Errorf("stderr %q: the failed exec is not reported", stderr.String())
+			case tc.want != "" && !strings.Contains(err.Error(), "--metrics-addr"):
+				t.Errorf("run: %v, want it to go on to --metrics-addr after the failed exec", err)
+			}
+		})
 	}
 }
