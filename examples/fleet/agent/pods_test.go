@@ -45,7 +45,14 @@ func testStatusOnlyUpdatesAreObservedNotStepped(t *testing.T) {
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ready := func(p *v1.Pod) (containers, pod v1.ConditionStatus) {
+	// ready reads the server's copy into cur and its ContainersReady and Ready statuses.
+	var cur *v1.Pod
+	ready := func() (containers, pod v1.ConditionStatus) {
+		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return "", ""
+		}
+		cur = p
 		for _, c := range p.Status.Conditions {
 			switch c.Type {
 			case v1.ContainersReady:
@@ -56,14 +63,8 @@ func testStatusOnlyUpdatesAreObservedNotStepped(t *testing.T) {
 		}
 		return containers, pod
 	}
-	var cur *v1.Pod
 	poll(t, "the pod's containers ready, the pod not (its gate is unset)", func() bool {
-		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		cur = p
-		c, r := ready(p)
+		c, r := ready()
 		return c == v1.ConditionTrue && r == v1.ConditionFalse
 	})
 	synctest.Wait()
@@ -77,12 +78,7 @@ func testStatusOnlyUpdatesAreObservedNotStepped(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, "the pod Ready once its gate is True", func() bool {
-		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		cur = p
-		_, r := ready(p)
+		_, r := ready()
 		return r == v1.ConditionTrue
 	})
 	synctest.Wait()
