@@ -106,11 +106,18 @@ func (a *agent) onPodUpdate(old, cur any) {
 	// holds the copy it was last given, a second object per pod beside the informer's
 	// (some 5 KB each; 50 MiB of peak RSS at 10,000 pods).
 	e.mu.Lock()
-	if e.sim != nil && !e.removed && e.simRV != p.ResourceVersion {
-		e.sim.Update(p)
-		e.simRV = p.ResourceVersion
-	}
+	e.updateSim(p)
 	e.mu.Unlock()
+}
+
+// updateSim gives the pod's simulated runtime, if it has one, a newer copy of the pod
+// (podsim's Update), once per resourceVersion. A removed entry has none (onPodDelete).
+// e.mu must be held.
+func (e *podEntry) updateSim(pod *v1.Pod) {
+	if e.sim != nil && e.simRV != pod.ResourceVersion {
+		e.sim.Update(pod)
+		e.simRV = pod.ResourceVersion
+	}
 }
 
 // podChanged reports whether cur differs from old in what the pod's worker acts on: the
@@ -248,9 +255,8 @@ func (a *agent) syncPod(uid types.UID) {
 		if !a.startSim(e, pod) {
 			return
 		}
-	} else if e.simRV != pod.ResourceVersion {
-		e.sim.Update(pod)
-		e.simRV = pod.ResourceVersion
+	} else {
+		e.updateSim(pod)
 	}
 	facts := e.sim.Advance()
 	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
