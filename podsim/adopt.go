@@ -28,12 +28,7 @@ func adopt(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
 		}
 	}
 	if st.PodIP == "" && !created {
-		w.NoIP = p.allocateIP(cfg)
-		p.startSandbox(t)
-		p.run(t)
-		if pod.DeletionTimestamp != nil {
-			p.Update(pod)
-		}
+		w.NoIP = p.startFresh(cfg)
 		return p, w
 	}
 	// The sandbox exists: keep its IP.
@@ -88,10 +83,14 @@ func adopt(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
 			p.evicted = true
 		}
 	}
-	p.run(t)
+	// A deleted pod is terminating before anything adopted is run: a restart or a
+	// creation that came due while no agent ran never happens (the kubelet's pod worker
+	// sends a pod it first sees with a deletionTimestamp straight to termination,
+	// pkg/kubelet/pod_workers.go: UpdatePod).
 	if pod.DeletionTimestamp != nil {
-		p.Update(pod)
+		p.beginDeletion(pod, t)
 	}
+	p.run(t)
 	return p, w
 }
 

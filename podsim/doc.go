@@ -38,6 +38,13 @@
 //     a back-off estimated from its restart count; no restart is counted for the resumption;
 //   - anything else starts from the beginning, as a new pod does.
 //
+// A pod with a deletionTimestamp (deleted just before the earlier process stopped, or
+// while no agent ran) is terminating from the moment New resumes it, before anything that
+// came due while no agent ran: no container is started or restarted and no sandbox is
+// created; its running containers are stopped within the grace period, counted from New.
+// The kubelet's pod worker likewise sends a pod it first sees with a deletionTimestamp
+// straight to termination and never syncs it (pkg/kubelet/pod_workers.go: UpdatePod).
+//
 // Later draws (run times, stop delays) are those a new pod would make for the same seed.
 //
 // # What is simulated
@@ -90,7 +97,8 @@
 //     or the server's startTime for a resumed pod): when exceeded, Facts.Eviction is
 //     {DeadlineExceeded, "Pod was active on the node longer than the specified deadline"}
 //     and the containers are stopped with terminationGracePeriodSeconds.
-//   - Graceful deletion: from the Update that brings a deletionTimestamp, every container is
+//   - Graceful deletion: from the Update that brings a deletionTimestamp (or from New, for
+//     a pod that has one: a new one gets no sandbox and no container), every container is
 //     asked to stop; it exits 0 (Completed) after StopDelay, or 137 (Error) when the grace
 //     period (deletionGracePeriodSeconds, else terminationGracePeriodSeconds, else 30 s)
 //     runs out first. Regular containers stop first, sidecars (all at once, not in reverse

@@ -237,7 +237,8 @@ type Pod struct {
 // startTime or container statuses): a new pod starts from the beginning, as the kubelet's
 // pod worker starts a pod just bound to its node; an earlier run is resumed from the
 // server status (see "Resuming a pod" in the package documentation). A deletionTimestamp
-// starts graceful termination at once.
+// starts graceful termination at once, before anything else is run: no sandbox is created
+// and no container started or restarted in the pod.
 //
 // The error, an *podstatus.InputError (matching podstatus.ErrInvalidInput), is for a nil
 // pod or a missing cfg.IPAM; then the Pod is nil. Otherwise the Pod is ready and the
@@ -254,13 +255,25 @@ func New(pod *v1.Pod, cfg Config) (*Pod, Warnings, error) {
 		return p, w, nil
 	}
 	p, w := newPod(pod, cfg)
-	w.NoIP = p.allocateIP(cfg)
+	w.NoIP = p.startFresh(cfg)
+	return p, w, nil
+}
+
+// startFresh has the pod worker start the pod from the beginning at p.cur and returns why
+// it got no pod IP (Warnings.NoIP). A pod that arrives with a deletionTimestamp is
+// terminating from the start: the kubelet's pod worker sends a pod it first sees with a
+// deletionTimestamp straight to termination and never syncs it
+// (pkg/kubelet/pod_workers.go: UpdatePod), so it gets no IP, no sandbox and no container.
+func (p *Pod) startFresh(cfg Config) error {
+	if p.pod.DeletionTimestamp != nil {
+		p.beginDeletion(p.pod, p.cur)
+		p.run(p.cur)
+		return nil
+	}
+	noIP := p.allocateIP(cfg)
 	p.startSandbox(p.cur)
 	p.run(p.cur)
-	if pod.DeletionTimestamp != nil {
-		p.Update(pod)
-	}
-	return p, w, nil
+	return noIP
 }
 
 // validate checks what New cannot work without.
@@ -373,16 +386,23 @@ func (p *Pod) Update(pod *v1.Pod) {
 	}
 	p.setDeadline()
 	if pod.DeletionTimestamp != nil {
-		grace := defaultGrace
-		if g := pod.DeletionGracePeriodSeconds; g != nil {
-			grace = time.Duration(max(*g, 0)) * time.Second
-		} else if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-			grace = time.Duration(max(*g, 0)) * time.Second
-		}
-		p.deleting = true
-		p.terminate(t, int64(grace))
+		p.beginDeletion(pod, t)
 	}
 	p.run(t)
+}
+
+// beginDeletion starts the graceful termination of the deleted pod at t: the grace period
+// is deletionGracePeriodSeconds (else terminationGracePeriodSeconds, else 30 s) from t,
+// unless a shorter one is already running. Nothing is started or restarted after it.
+func (p *Pod) beginDeletion(pod *v1.Pod, t int64) {
+	grace := defaultGrace
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		grace = time.Duration(max(*g, 0)) * time.Second
+	} else if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = time.Duration(max(*g, 0)) * time.Second
+	}
+	p.deleting = true
+	p.terminate(t, int64(grace))
 }
 
 // Advance runs the simulation up to the clock's time and returns the runtime facts at
