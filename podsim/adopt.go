@@ -2,6 +2,8 @@ package podsim
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -131,6 +133,7 @@ func (p *Pod) adoptContainer(c *ctr, s *v1.ContainerStatus, t int64, terminalPha
 		if c.startupAt != never && c.readyAt == never {
 			c.readyAt = c.startupAt
 		}
+		c.adoptBackOff(s)
 		if c.at < t {
 			c.at = t // it was due to exit while nobody watched: exit now
 		}
@@ -148,7 +151,7 @@ func (p *Pod) adoptContainer(c *ctr, s *v1.ContainerStatus, t int64, terminalPha
 		}
 		c.pulled, c.st = true, cExited
 		if !terminalPhase {
-			p.adoptRestart(c, t)
+			p.adoptRestart(c, s, t)
 		}
 	case s.State.Waiting != nil && c.last.valid:
 		// Waiting to be restarted (CrashLoopBackOff): the last termination is the instance.
@@ -162,33 +165,81 @@ func (p *Pod) adoptContainer(c *ctr, s *v1.ContainerStatus, t int64, terminalPha
 		c.last = term{}
 		c.pulled, c.st = true, cExited
 		if !terminalPhase {
-			p.adoptRestart(c, t)
+			p.adoptRestart(c, s, t)
 		}
 	}
 }
 
-// adoptRestart decides, at t, the restart of c, which exited before the adoption, with a
-// back-off estimated from its restart count.
-func (p *Pod) adoptRestart(c *ctr, t int64) {
-	if c.restarts > 0 {
-		c.backoff = backOffInitial
-		for i := int32(1); i < c.restarts && c.backoff < backOffMax; i++ {
-			c.backoff = min(2*c.backoff, backOffMax)
-		}
-		c.backoffAt = c.started
+// adoptRestart decides, at t, the restart of c, which exited before the adoption, after
+// the back-off adoptBackOff gives it.
+func (p *Pod) adoptRestart(c *ctr, s *v1.ContainerStatus, t int64) {
+	if c.finished <= 0 || c.finished > t {
+		c.finished = t
 	}
+	c.adoptBackOff(s)
 	c.pend, c.pendR = c.exit, c.reason
-	finished := c.finished
-	if finished <= 0 || finished > t {
-		finished = t
-	}
-	p.exited(c, finished)
+	p.exited(c, c.finished)
 	if c.st == cRestarting && c.at < t {
 		c.at = t
 	}
-	if c.finished == 0 {
-		c.finished = finished
+}
+
+// adoptBackOff gives c, adopted from its status s with its restart count and its
+// current (running) or last (exited) instance set, the crash-loop back-off entry that the
+// earlier process held as far as s shows it (see "Resuming a pod" in the package
+// documentation):
+//
+//   - waiting in CrashLoopBackOff with the kubelet's message: the back-off the message
+//     announces, stepped at the exit, so that exited waits exactly that long from the exit
+//     and the message stays the same;
+//   - otherwise, never restarted: no entry (the next restart is immediate, as a new
+//     pod's first);
+//   - running, and its previous instance ran longer than twice the maximum back-off: the
+//     entry was reset at that exit (pkg/kubelet/kubelet.go: HasExpiredFunc), the initial
+//     back-off stepped then;
+//   - otherwise: the back-off its restart count implies when every restart but the first
+//     waited (10 s, 20 s, 40 s … for 1, 2, 3 … restarts, up to 5 min), stepped at the
+//     instance's start, as the earlier process stepped it when it started the instance.
+func (c *ctr) adoptBackOff(s *v1.ContainerStatus) {
+	c.backoff, c.backoffAt = 0, 0
+	if w := s.State.Waiting; w != nil && w.Reason == ReasonCrashLoopBackOff {
+		if d, ok := announcedBackOff(w.Message, c.spec.Name); ok {
+			c.backoff, c.backoffAt = d, c.finished
+			return
+		}
 	}
+	if c.restarts <= 0 {
+		return
+	}
+	if prev := c.last; c.st == cRunning && prev.valid && prev.finished > 0 && prev.finished-prev.started > 2*backOffMax {
+		c.backoff, c.backoffAt = backOffInitial, prev.finished
+		return
+	}
+	c.backoff = backOffInitial
+	for i := int32(1); i < c.restarts && c.backoff < backOffMax; i++ {
+		c.backoff = min(2*c.backoff, backOffMax)
+	}
+	c.backoffAt = c.started
+}
+
+// announcedBackOff is the delay a CrashLoopBackOff message of the container named name
+// announces: "back-off 20s restarting failed container=NAME pod=…", as the kubelet
+// (pkg/kubelet/kuberuntime: doBackOff) and Facts write it. It reports false for any
+// other message and for a delay that is not positive or is above the maximum back-off.
+func announcedBackOff(msg, name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(msg, "back-off ")
+	if !ok {
+		return 0, false
+	}
+	delay, rest, ok := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(rest, "restarting failed container="+name+" ") {
+		return 0, false
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil || d <= 0 || int64(d) > backOffMax {
+		return 0, false
+	}
+	return int64(d), true
 }
 
 func termOf(s *v1.ContainerStateTerminated) term {

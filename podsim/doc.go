@@ -35,7 +35,7 @@
 //     in the IPAM) and its containers: a running container keeps its ID, restart count and
 //     start time, a Started one stays started and a Ready one stays ready; one that is
 //     waiting in CrashLoopBackOff or terminated is restarted per its restart policy after
-//     a back-off estimated from its restart count; no restart is counted for the resumption;
+//     its back-off (below); no restart is counted for the resumption;
 //   - anything else starts from the beginning, as a new pod does.
 //
 // A pod with a deletionTimestamp (deleted just before the earlier process stopped, or
@@ -44,6 +44,28 @@
 // created; its running containers are stopped within the grace period, counted from New.
 // The kubelet's pod worker likewise sends a pod it first sees with a deletionTimestamp
 // straight to termination and never syncs it (pkg/kubelet/pod_workers.go: UpdatePod).
+//
+// The crash-loop back-off goes on where the earlier process left it, as far as the status
+// shows it. This is not what the kubelet does: its back-off lives in memory
+// (pkg/kubelet/kuberuntime: doBackOff, a flowcontrol.Backoff keyed per pod and container)
+// and is lost when it restarts, so its first sync after a restart restarts a crash-looping
+// container at once. A resumed Pod does not, because an agent's restart is meant to show
+// nowhere: an immediate restart would count a restart and change the status because the
+// agent restarted, and cut short the back-off the status announced. So, with one function
+// for every adopted container:
+//
+//   - a container waiting in CrashLoopBackOff keeps the back-off its message announces
+//     ("back-off 20s restarting failed container=…"), counted from its last termination's
+//     finishedAt: it restarts when the earlier process said it would, its message is not
+//     rewritten, and the back-off after it is twice as long;
+//   - any other container (running, terminated, or waiting with a message that announces
+//     no back-off) has the back-off its restart count implies were every restart but the
+//     first backed off: none before the first restart, then 10 s, 20 s, 40 s … up to
+//     5 min, counted from its instance's start; or 10 s from the previous instance's exit
+//     when that instance ran more than 10 min (which resets the back-off). A container
+//     whose restarts were not all backed off (a sandbox re-created, a reset the status no
+//     longer shows) may so wait longer at its next exit than under the earlier process; its
+//     message then says how long.
 //
 // Later draws (run times, stop delays) are those a new pod would make for the same seed.
 //
