@@ -4,20 +4,25 @@
 // IPs, container states, probe results, and whether the pod is terminal, evicted, or done
 // terminating.
 //
-// A node agent keeps one Pod per pod bound to its node:
+// A node agent keeps one Worker per pod bound to its node: the pod's simulated runtime
+// and its status step, through a status.Manager (its Options.Deleter deletes each
+// deleted pod's object once its terminal status is on the server):
 //
-//	sim, warnings, err := podsim.New(pod, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1, Clock: clk})
+//	w, warnings, err := podsim.NewWorker(pod, manager, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1, Clock: clk})
 //	// err: input no agent should build (a nil pod, no IPAM); warnings: see Warnings
-//	facts := sim.Advance()
-//	status, err := podstate.Generate(facts.Input(pod, previous))
-//	// ... hand status to a status.Manager; wake up again at sim.Next()
+//	step, err := w.Sync(newestCopy) // on every watch event of the pod, and at step.Next
+//	// on the pod's DELETED watch event: w.Release(); manager.ForgetPod(pod.UID)
 //
-// On watch updates it calls Update (a deletionTimestamp starts graceful termination). Once
-// the facts report Stopped (terminal, every container stopped) it calls the status
-// manager's TerminatePod, as the kubelet does at the end of terminating a pod: that turns
-// a pod deleted before its containers ran from Pending into Failed. Once they report Done
-// (a deleted pod, stopped) and the terminal status is on the server, it deletes the pod
-// object (UID precondition, grace period 0) and calls Release.
+// Sync gives the runtime the newest copy of the pod (a deletionTimestamp starts graceful
+// termination), advances it to the clock's time, and hands its facts to the Manager's
+// SyncPod, the kubelet's per-pod status step: the status is generated and queued, a
+// terminal phase waits while a container may still run, a pod whose containers have all
+// stopped is terminated (which turns a pod deleted before its containers ran from Pending
+// into Failed), and a deleted pod's object goes once its terminal status is on the
+// server. Step.Next says when the runtime changes next on its own.
+//
+// Pod is the runtime alone, for an agent with its own status path: New, Update with each
+// new copy, Advance for the facts (Facts.Input makes podstate.Generate's input), Next.
 //
 // Time is Config.Clock's: New starts the pod at its time, and Advance and Update move the
 // simulation to it. An agent on a simulated time passes its fake clock.

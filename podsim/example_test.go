@@ -1,6 +1,7 @@
 package podsim_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,11 +10,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podstatus/podstatus/podsim"
-	"github.com/podstatus/podstatus/podstate"
+	"github.com/podstatus/podstatus/status"
+	"github.com/podstatus/podstatus/status/statustest"
 )
 
-// A node agent's loop for one pod: facts → podstate.Generate → (status manager), waking
-// up at Next.
+// A node agent's loop for one pod: a Worker steps its simulated runtime and hands the
+// facts to a status.Manager, waking up at Step.Next.
 func Example() {
 	node := podsim.Node{Name: "node-1", HostIPs: []string{"192.168.0.10"}}
 	ipam, err := podsim.NewIPAM("10.244.3.0/24") // the node's spec.podCIDR
@@ -21,34 +23,42 @@ func Example() {
 		panic(err)
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakePassiveClock(start) // the agent's clock; nil is the real one
+	clk := clocktesting.NewFakeClock(start) // the agent's clock; nil is the real one
 	cfg := podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 42, Clock: clk}
 
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "0b5f",
+	server := statustest.NewServer() // an API server: kubeclient.New(...) in a real agent
+	pod, err := server.Create(&v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default",
 			Annotations: map[string]string{podsim.AnnotationSandboxDelay: "1s", podsim.AnnotationImagePullDelay: "2s", podsim.AnnotationStartDelay: "0s"}},
 		Spec: v1.PodSpec{NodeName: node.Name, Containers: []v1.Container{{Name: "app", Image: "nginx:1.27"}}},
+	})
+	if err != nil {
+		panic(err)
 	}
-	sim, warnings, err := podsim.New(pod, cfg)
+	manager := status.NewManager(server, status.Options{Clock: clk, Deleter: server})
+	worker, warnings, err := podsim.NewWorker(pod, manager, cfg)
 	if err != nil {
 		panic(err)
 	}
 	for _, w := range warnings.Annotations {
 		fmt.Println("warning:", w) // a Warning Event on the pod
 	}
-	var previous *v1.PodStatus
-	for now := start; !now.IsZero(); now = sim.Next() {
+	for now := start; !now.IsZero(); {
 		clk.SetTime(now)
-		facts := sim.Advance()
-		status, err := podstate.Generate(facts.Input(pod, previous))
+		step, err := worker.Sync(pod) // pod: the newest copy from the informer
 		if err != nil {
 			panic(err)
 		}
-		previous = &status // a node agent hands status to its status.Manager here
-		fmt.Println(now.Sub(start), status.Phase, status.PodIP, status.ContainerStatuses[0].Ready)
+		if err := manager.Sync(context.Background()); err != nil { // manager.Run in a real agent
+			panic(err)
+		}
+		fmt.Println(now.Sub(start), step.Status.Phase, step.Status.PodIP, step.Status.ContainerStatuses[0].Ready)
+		now = step.Next
 	}
+	fmt.Println(server.Requests(statustest.VerbPatch), "PATCHes")
 	// Output:
 	// 0s Pending  false
 	// 1s Pending 10.244.3.2 false
 	// 3s Running 10.244.3.2 true
+	// 3 PATCHes
 }

@@ -5,27 +5,17 @@ import (
 
 	"github.com/podstatus/podstatus/features"
 	"github.com/podstatus/podstatus/podstate"
-	"github.com/podstatus/podstatus/sandbox"
 )
 
 // Facts is the runtime's view of a pod at one instant: what podstate.Generate takes besides
 // the pod and its previous status.
 type Facts struct {
-	// Sandboxes are the pod's sandboxes, newest first: after a sandbox crash, the new one
-	// (or none yet) and the dead one.
-	Sandboxes []sandbox.Status
-	// PodIPs are the newest sandbox's IPs (the node's IPs for a host-network pod).
-	PodIPs []string
-	// HostIPs are the node's IPs, primary first.
-	HostIPs []string
-	// Containers are the facts of the containers the runtime has created (init, sidecar
-	// and regular), in spec order, init containers first.
-	Containers []podstate.Container
-	// Terminal is true once the pod worker has decided that no container of the pod will
-	// run again: the pod was deleted, exceeded its active deadline, or ran to completion.
-	Terminal bool
-	// Eviction is set when the pod exceeded spec.activeDeadlineSeconds.
-	Eviction *podstate.Eviction
+	// Runtime is what a container runtime reports (sandboxes, IPs, containers) and the
+	// pod worker's decisions (Terminal: no container of the pod will run again, because
+	// the pod was deleted, exceeded its active deadline, or ran to completion; Eviction,
+	// set when the pod exceeded spec.activeDeadlineSeconds), as podstate.Generate and
+	// status.Manager.SyncPod read them.
+	podstate.Runtime
 	// Stopped is true when the pod is Terminal and every container has stopped: the pod
 	// worker has finished terminating it. The kubelet then calls its status manager's
 	// TerminatePod (pkg/kubelet/kubelet.go: SyncTerminatingPod); a node agent calls
@@ -43,15 +33,5 @@ type Facts struct {
 // Input builds the podstate.Input for pod, with oldStatus as the status last reported
 // (nil when there is none).
 func (f Facts) Input(pod *v1.Pod, oldStatus *v1.PodStatus) podstate.Input {
-	return podstate.Input{
-		Pod:        pod,
-		OldStatus:  oldStatus,
-		Sandboxes:  f.Sandboxes,
-		PodIPs:     f.PodIPs,
-		HostIPs:    f.HostIPs,
-		Containers: f.Containers,
-		Terminal:   f.Terminal,
-		Eviction:   f.Eviction,
-		Features:   f.Features,
-	}
+	return podstate.Input{Pod: pod, OldStatus: oldStatus, Runtime: f.Runtime, Features: f.Features}
 }

@@ -114,7 +114,7 @@ func nanos(t metav1.Time) int64 {
 
 // facts builds the facts at t.
 func (p *Pod) facts(t int64) Facts {
-	f := Facts{Features: p.features, HostIPs: p.hostIPs, Terminal: p.terminal, Stopped: p.terminal && !p.anyActive()}
+	f := Facts{Runtime: podstate.Runtime{HostIPs: p.hostIPs, Terminal: p.terminal}, Features: p.features, Stopped: p.terminal && !p.anyActive()}
 	f.Done = f.Stopped && p.deleting
 	if p.evicted {
 		f.Eviction = &podstate.Eviction{Reason: ReasonDeadlineExceeded, Message: MessageDeadlineExceeded}

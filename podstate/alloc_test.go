@@ -11,13 +11,15 @@ import (
 // healthyInput is webPod with its container running and ready.
 func healthyInput() podstate.Input {
 	return podstate.Input{
-		Pod:       webPod(),
-		Sandboxes: readySandbox("10.1.0.5"),
-		HostIPs:   []string{"10.0.0.1"},
-		Containers: []podstate.Container{{
-			Name: "app", ContainerID: "containerd://abc", ImageID: "sha256:1",
-			State: running(), Readiness: podstate.ProbeSuccess,
-		}},
+		Pod: webPod(),
+		Runtime: podstate.Runtime{
+			Sandboxes: readySandbox("10.1.0.5"),
+			HostIPs:   []string{"10.0.0.1"},
+			Containers: []podstate.Container{{
+				Name: "app", ContainerID: "containerd://abc", ImageID: "sha256:1",
+				State: running(), Readiness: podstate.ProbeSuccess,
+			}},
+		},
 	}
 }
 

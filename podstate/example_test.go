@@ -28,15 +28,17 @@ func ExampleGenerate() {
 		}},
 	}
 	status, err := podstate.Generate(podstate.Input{
-		Pod:       pod,
-		Sandboxes: []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
-		HostIPs:   []string{"10.0.0.1"},
-		Containers: []podstate.Container{{
-			Name:        "app",
-			ContainerID: "containerd://4f1c",
-			State:       v1.ContainerState{Running: &v1.ContainerStateRunning{}},
-			Readiness:   podstate.ProbeSuccess,
-		}},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes: []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
+			HostIPs:   []string{"10.0.0.1"},
+			Containers: []podstate.Container{{
+				Name:        "app",
+				ContainerID: "containerd://4f1c",
+				State:       v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+				Readiness:   podstate.ProbeSuccess,
+			}},
+		},
 	})
 	if err != nil {
 		panic(err)
@@ -115,10 +117,15 @@ func ExampleGenerate_podLevelResources() {
 
 	pod.Status.Phase = v1.PodRunning
 	limit := int64(64 << 20)
-	show(podstate.Input{Pod: pod, PodCgroup: &podstate.PodCgroup{
-		CPU:         &podstate.CPUCgroup{Shares: 256, Quota: -1, Period: 100000}, // 250m, no limit
-		MemoryLimit: &limit,
-	}})
+	show(podstate.Input{
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			PodCgroup: &podstate.PodCgroup{
+				CPU:         &podstate.CPUCgroup{Shares: 256, Quota: -1, Period: 100000}, // 250m, no limit
+				MemoryLimit: &limit,
+			},
+		},
+	})
 	// Output:
 	// {"resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"250m","memory":"64Mi"}},"allocatedResources":{"cpu":"250m","memory":"64Mi"}}
 	// {"resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"250m","memory":"64Mi"}},"allocatedResources":{"cpu":"250m","memory":"64Mi"}}

@@ -102,13 +102,15 @@ func conds(s v1.PodStatus) []v1.PodCondition {
 
 func TestGenerateHealthyStart(t *testing.T) {
 	in := podstate.Input{
-		Pod:       webPod(),
-		Sandboxes: readySandbox("10.1.0.5"),
-		HostIPs:   []string{"10.0.0.1"},
-		Containers: []podstate.Container{{
-			Name: "app", ContainerID: "containerd://abc", ImageID: "sha256:1", RestartCount: 0,
-			State: running(), Readiness: podstate.ProbeSuccess,
-		}},
+		Pod: webPod(),
+		Runtime: podstate.Runtime{
+			Sandboxes: readySandbox("10.1.0.5"),
+			HostIPs:   []string{"10.0.0.1"},
+			Containers: []podstate.Container{{
+				Name: "app", ContainerID: "containerd://abc", ImageID: "sha256:1", RestartCount: 0,
+				State: running(), Readiness: podstate.ProbeSuccess,
+			}},
+		},
 	}
 	s := generate(t, in)
 	if s.Phase != v1.PodRunning {
@@ -156,7 +158,7 @@ func TestGenerateHealthyStart(t *testing.T) {
 }
 
 func TestGenerateSlowSandbox(t *testing.T) {
-	in := podstate.Input{Pod: webPod(), HostIPs: []string{"10.0.0.1"}}
+	in := podstate.Input{Pod: webPod(), Runtime: podstate.Runtime{HostIPs: []string{"10.0.0.1"}}}
 	s := generate(t, in)
 	if s.Phase != v1.PodPending {
 		t.Errorf("phase %s, want Pending", s.Phase)
@@ -212,9 +214,11 @@ func TestGenerateSandboxCrash(t *testing.T) {
 	in := podstate.Input{
 		Pod:       pod,
 		OldStatus: &prev,
-		Sandboxes: []sandbox.Status{{ID: "sb1", Ready: false, IP: "10.1.0.5"}},
-		HostIPs:   []string{"10.0.0.1"},
-		// The runtime no longer reports the container.
+		Runtime: podstate.Runtime{
+			Sandboxes: []sandbox.Status{{ID: "sb1", Ready: false, IP: "10.1.0.5"}},
+			HostIPs:   []string{"10.0.0.1"},
+			// The runtime no longer reports the container.
+		},
 	}
 	s := generate(t, in)
 	if s.Phase != v1.PodRunning {
@@ -264,9 +268,11 @@ func TestGenerateInitContainerFailure(t *testing.T) {
 		},
 	}
 	in := podstate.Input{
-		Pod:        pod,
-		Sandboxes:  readySandbox("10.1.0.7"),
-		Containers: []podstate.Container{{Name: "migrate", ContainerID: "containerd://m", State: exited(1, "Error")}},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes:  readySandbox("10.1.0.7"),
+			Containers: []podstate.Container{{Name: "migrate", ContainerID: "containerd://m", State: exited(1, "Error")}},
+		},
 	}
 	s := generate(t, in)
 	if s.Phase != v1.PodFailed {
@@ -314,9 +320,11 @@ func TestGenerateSidecarNotStarted(t *testing.T) {
 		},
 	}
 	in := podstate.Input{
-		Pod:        pod,
-		Sandboxes:  readySandbox("10.1.0.8"),
-		Containers: []podstate.Container{{Name: "proxy", ContainerID: "containerd://p", State: running()}},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes:  readySandbox("10.1.0.8"),
+			Containers: []podstate.Container{{Name: "proxy", ContainerID: "containerd://p", State: running()}},
+		},
 	}
 	s := generate(t, in)
 	if s.Phase != v1.PodPending {
@@ -382,9 +390,11 @@ func TestGenerateTerminatedPodStaysTerminal(t *testing.T) {
 	}
 	// The runtime claims the container runs again: the phase stays Succeeded.
 	in := podstate.Input{
-		Pod:        pod,
-		Sandboxes:  readySandbox("10.1.0.9"),
-		Containers: []podstate.Container{{Name: "app", ContainerID: "containerd://x", State: running()}},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes:  readySandbox("10.1.0.9"),
+			Containers: []podstate.Container{{Name: "app", ContainerID: "containerd://x", State: running()}},
+		},
 	}
 	s := generate(t, in)
 	if s.Phase != v1.PodSucceeded || s.Reason != "Done" || s.Message != "all good" {
@@ -418,11 +428,13 @@ func TestGenerateTerminalRunToCompletion(t *testing.T) {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "a"}, {Name: "b"}}, RestartPolicy: v1.RestartPolicyAlways},
 	}
 	in := podstate.Input{
-		Pod:       pod,
-		Sandboxes: readySandbox("10.1.0.9"),
-		Containers: []podstate.Container{
-			{Name: "a", State: exited(0, "Completed")},
-			{Name: "b", State: exited(2, "Error")},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes: readySandbox("10.1.0.9"),
+			Containers: []podstate.Container{
+				{Name: "a", State: exited(0, "Completed")},
+				{Name: "b", State: exited(2, "Error")},
+			},
 		},
 	}
 	if s := generate(t, in); s.Phase != v1.PodRunning {
@@ -455,11 +467,13 @@ func TestGenerateConditionOrder(t *testing.T) {
 	in := podstate.Input{
 		Pod:       pod,
 		OldStatus: &v1.PodStatus{Conditions: []v1.PodCondition{cond(v1.DisruptionTarget, T, "TerminationByKubelet", "evicted")}},
-		Sandboxes: readySandbox("10.1.0.5"),
-		Containers: []podstate.Container{{
-			Name: "app", State: running(), Readiness: podstate.ProbeSuccess,
-		}},
-		Resize: []v1.PodCondition{cond(v1.PodResizeInProgress, T, "", "b"), cond(v1.PodResizePending, T, "Deferred", "a"), cond("Other", T)},
+		Runtime: podstate.Runtime{
+			Sandboxes: readySandbox("10.1.0.5"),
+			Containers: []podstate.Container{{
+				Name: "app", State: running(), Readiness: podstate.ProbeSuccess,
+			}},
+			Resize: []v1.PodCondition{cond(v1.PodResizeInProgress, T, "", "b"), cond(v1.PodResizePending, T, "Deferred", "a"), cond("Other", T)},
+		},
 	}
 	s := generate(t, in)
 	want := []v1.PodCondition{
@@ -488,7 +502,7 @@ func TestGenerateConditionOrder(t *testing.T) {
 func TestGenerateObservedGeneration(t *testing.T) {
 	pod := webPod()
 	pod.Generation = 4
-	in := podstate.Input{Pod: pod, Sandboxes: readySandbox("10.1.0.5")}
+	in := podstate.Input{Pod: pod, Runtime: podstate.Runtime{Sandboxes: readySandbox("10.1.0.5")}}
 	s := generate(t, in)
 	for _, c := range s.Conditions {
 		if c.Type != "example.com/lb" && c.ObservedGeneration != 4 {
@@ -509,10 +523,12 @@ func TestGenerateObservedGeneration(t *testing.T) {
 func TestGenerateIPs(t *testing.T) {
 	pod := webPod()
 	in := podstate.Input{
-		Pod:       pod,
-		Sandboxes: readySandbox("10.1.0.5"),
-		PodIPs:    []string{"fd00::5", "not-an-ip", "10.1.0.5", "10.1.0.6", "fd00::6"},
-		HostIPs:   []string{"10.0.0.1", "fd00::1"},
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes: readySandbox("10.1.0.5"),
+			PodIPs:    []string{"fd00::5", "not-an-ip", "10.1.0.5", "10.1.0.6", "fd00::6"},
+			HostIPs:   []string{"10.0.0.1", "fd00::1"},
+		},
 	}
 	s := generate(t, in)
 	if d := cmp.Diff([]v1.PodIP{{IP: "10.1.0.5"}, {IP: "fd00::5"}}, s.PodIPs); d != "" || s.PodIP != "10.1.0.5" {
@@ -552,8 +568,12 @@ func TestGenerateContainerDefaults(t *testing.T) {
 		InitContainerStatuses: []v1.ContainerStatus{{Name: "init", State: exited(0, "Completed"), Ready: true}},
 	}
 	in := podstate.Input{
-		Pod: pod, OldStatus: prev, Sandboxes: readySandbox("10.1.0.5"),
-		Containers: []podstate.Container{{Name: "a", State: running()}, {Name: "ghost", State: running()}},
+		Pod:       pod,
+		OldStatus: prev,
+		Runtime: podstate.Runtime{
+			Sandboxes:  readySandbox("10.1.0.5"),
+			Containers: []podstate.Container{{Name: "a", State: running()}, {Name: "ghost", State: running()}},
+		},
 	}
 	s := generate(t, in)
 	if len(s.ContainerStatuses) != 2 || s.ContainerStatuses[0].Name != "a" || s.ContainerStatuses[1].Name != "b" {
@@ -595,7 +615,7 @@ func TestGenerateMalformedInput(t *testing.T) {
 		t.Error("nil pod: no error")
 	}
 	pod := webPod()
-	_, err := podstate.Generate(podstate.Input{Pod: pod, Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}})
+	_, err := podstate.Generate(podstate.Input{Pod: pod, Runtime: podstate.Runtime{Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}})
 	if err == nil || !strings.Contains(err.Error(), `"app"`) {
 		t.Errorf("duplicate facts: %v", err)
 	}
@@ -617,8 +637,13 @@ func TestGenerateAllContainersRestarting(t *testing.T) {
 		}},
 		RestartPolicy: v1.RestartPolicyNever,
 	}}
-	in := podstate.Input{Pod: pod, Sandboxes: readySandbox("10.1.0.5"),
-		Containers: []podstate.Container{{Name: "app", ContainerID: "containerd://1", State: exited(42, "Error")}}}
+	in := podstate.Input{
+		Pod: pod,
+		Runtime: podstate.Runtime{
+			Sandboxes:  readySandbox("10.1.0.5"),
+			Containers: []podstate.Container{{Name: "app", ContainerID: "containerd://1", State: exited(42, "Error")}},
+		},
+	}
 	s := generate(t, in)
 	last := conds(s)[len(s.Conditions)-1]
 	if last != cond(v1.AllContainersRestarting, T, podstate.ReasonRestartAllContainersStarted, "container exited with restart policy rule") {
@@ -706,7 +731,7 @@ func TestGenerateInputErrors(t *testing.T) {
 		t.Errorf("nil pod: %v", err)
 	}
 	pod := webPod()
-	in := podstate.Input{Pod: pod, Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}
+	in := podstate.Input{Pod: pod, Runtime: podstate.Runtime{Containers: []podstate.Container{{Name: "app"}, {Name: "app"}}}}
 	_, err := podstate.Generate(in)
 	if !errors.As(err, &ie) || ie.Errs[0].Field != "Input.Containers[1].Name" || !strings.HasPrefix(err.Error(), "podstate: Generate: pod ") {
 		t.Errorf("two facts of one name: %v", err)

@@ -20,6 +20,24 @@ type Input struct {
 	// this node reported. nil means there is none (a node agent that just started), and
 	// then the server's status (Pod.Status) stands in for it, as in the kubelet.
 	OldStatus *v1.PodStatus
+	// Runtime is what the node's runtime reports about the pod: sandboxes, IPs,
+	// containers, and the pod worker's decisions (terminal, evicted).
+	Runtime
+	// Features selects version-dependent behaviour. The zero value is the kubelet
+	// v1.37.0 with default gates.
+	Features features.Set
+	// Now is the time Stamp writes into the conditions that transition and into
+	// startTime; Stamp requires it. Generate does not read it: the status Generate
+	// returns carries no times of its own, and a status manager stamps them
+	// (status.Manager.SetPodStatus, with its clock).
+	Now metav1.Time
+}
+
+// Runtime is what a node's container runtime and pod worker report about one pod: the
+// facts a status is generated from, beside the pod itself. It is part of Input, and it is
+// what a node agent hands to status.Manager.SyncPod (status.SyncPodInput.Runtime) and what
+// podsim's Facts carry. The zero value is a pod with no sandbox and no container yet.
+type Runtime struct {
 	// Sandboxes are the pod's sandboxes as the runtime reports them, newest first. They
 	// decide PodReadyToStartContainers; pod IPs are taken from the newest one, and only
 	// when it is ready.
@@ -63,14 +81,6 @@ type Input struct {
 	// recursive read-only mounts; it decides the recursiveReadOnly of a read-only volume
 	// mount with mode IfPossible in the container statuses.
 	RecursiveReadOnlyMounts bool
-	// Features selects version-dependent behaviour. The zero value is the kubelet
-	// v1.37.0 with default gates.
-	Features features.Set
-	// Now is the time Stamp writes into the conditions that transition and into
-	// startTime; Stamp requires it. Generate does not read it: the status Generate
-	// returns carries no times of its own, and a status manager stamps them
-	// (status.Manager.SetPodStatus, with its clock).
-	Now metav1.Time
 }
 
 // Eviction is a decision to fail a pod, with the reason and message the status carries.

@@ -19,13 +19,15 @@ func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started
 	status, err := podstate.Generate(podstate.Input{
 		Pod:       pod,    // from your informer: spec + server status
 		OldStatus: cached, // *v1.PodStatus you last reported, or nil
-		Sandboxes: []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
-		HostIPs:   []string{"10.0.0.1"},
-		Containers: []podstate.Container{{
-			Name: "app", ContainerID: "containerd://4f1c",
-			State:     v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: started}},
-			Readiness: podstate.ProbeSuccess,
-		}},
+		Runtime: podstate.Runtime{
+			Sandboxes: []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
+			HostIPs:   []string{"10.0.0.1"},
+			Containers: []podstate.Container{{
+				Name: "app", ContainerID: "containerd://4f1c",
+				State:     v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: started}},
+				Readiness: podstate.ProbeSuccess,
+			}},
+		},
 	})
 	if err != nil {
 		return err // only for malformed input (a *podstatus.InputError)

@@ -164,7 +164,7 @@ func TestPodLevelResources(t *testing.T) {
 			pod := tc.pod
 			pod.Name, pod.Namespace, pod.UID = "p", "ns", "uid-1"
 			before := pod.DeepCopy()
-			s, err := podstate.Generate(podstate.Input{Pod: pod, OldStatus: tc.old, PodCgroup: tc.cgroup, Features: tc.features})
+			s, err := podstate.Generate(podstate.Input{Pod: pod, OldStatus: tc.old, Features: tc.features, Runtime: podstate.Runtime{PodCgroup: tc.cgroup}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,6 +34,10 @@ type entry struct {
 	version, synced uint64
 	// finished is set by TerminatePod and is sticky.
 	finished bool
+	// couldRun is what the latest SyncPod said of the pod's containers
+	// (SyncPodInput.CouldHaveRunningContainers), when syncPodSeen is set; otherwise
+	// Options.CouldHaveRunningContainers answers.
+	couldRun, syncPodSeen bool
 	// deleted is set once the Manager deleted the pod object (Options.Deleter): the entry
 	// stays, with its last status, as a tombstone that ignores further statuses and
 	// server copies until ForgetPod or RemoveOrphanedStatuses.
@@ -83,10 +87,13 @@ type snapshot struct {
 	base    *v1.Pod
 	stale   bool
 	at      time.Time
+	// couldRun and syncPodSeen are the entry's (see entry).
+	couldRun, syncPodSeen bool
 }
 
 func (e *entry) snapshot() snapshot {
-	return snapshot{version: e.version, status: e.status, base: e.base, stale: e.baseStale, at: e.at}
+	return snapshot{version: e.version, status: e.status, base: e.base, stale: e.baseStale, at: e.at,
+		couldRun: e.couldRun, syncPodSeen: e.syncPodSeen}
 }
 
 // newerRV reports whether resourceVersion a is newer than b. Resource versions are opaque

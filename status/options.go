@@ -37,7 +37,9 @@ type Options struct {
 	Observer *Observer
 	// CouldHaveRunningContainers reports whether some container of the pod (the server's
 	// copy is passed) might still run. While it does, a terminal phase is not sent (the
-	// kubelet's PodCouldHaveRunningContainers). Default: always false.
+	// kubelet's PodCouldHaveRunningContainers). It is asked only about pods whose statuses
+	// come through SetPodStatus: for a pod stepped through SyncPod, the latest
+	// SyncPodInput.CouldHaveRunningContainers answers. Default: always false.
 	CouldHaveRunningContainers func(*v1.Pod) bool
 	// Deleter, when set, deletes each pod object once the pod has a deletionTimestamp,
 	// was terminated (TerminatePod, or SyncPod's Stopped) and its terminal status is on

@@ -493,7 +493,11 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 			now: now, features: m.opts.Features, generation: base.Generation, hasGeneration: true,
 			serverLTT: !m.opts.UpstreamTransitionTimes, keepTerminal: true,
 		}
-		merged := merge(&base.Status, snap.status, m.opts.CouldHaveRunningContainers(base), &cfg)
+		couldRun := snap.couldRun
+		if !snap.syncPodSeen {
+			couldRun = m.opts.CouldHaveRunningContainers(base)
+		}
+		merged := merge(&base.Status, snap.status, couldRun, &cfg)
 		// A terminal phase held back while containers could run must be retried later
 		// even though nothing else changes (the kubelet's 10 s reconcile does that).
 		res.held = terminal(snap.status.Phase) && !terminal(merged.Phase)

@@ -22,20 +22,28 @@ type PodDeleter interface {
 }
 
 // SyncPodInput is what SyncPod reads: the newest server copy of one pod and what the
-// node's runtime reports about it.
+// node's runtime and pod worker report about it.
 type SyncPodInput struct {
-	// Facts are the runtime's facts about the pod, as podstate.Generate reads them.
-	// Facts.Pod is required: the newest copy of the pod the caller has from the API server
-	// (an informer's). SyncPod fills in the rest of what Generate needs from the Manager:
-	// the previous status is the cached one (Facts.OldStatus is ignored), and the feature
-	// set is Options.Features (Facts.Features is ignored), so the status the Manager
-	// accepts and the status Generate builds follow one Kubernetes version.
-	Facts podstate.Input
+	// Pod is the newest copy of the pod the caller has from the API server (an
+	// informer's). Required.
+	Pod *v1.Pod
+	// Runtime is what the runtime reports about the pod: sandboxes, IPs, containers, and
+	// whether the pod worker has decided the pod is terminal (or evicted it). The status
+	// is generated from it with podstate.Generate, on top of the status this Manager last
+	// accepted, with Options.Features.
+	Runtime podstate.Runtime
 	// Stopped reports that the pod worker has finished with the pod: the pod is terminal
-	// (Facts.Terminal) and none of its containers runs or will run again. The kubelet
+	// (Runtime.Terminal) and none of its containers runs or will run again. The kubelet
 	// then calls its status manager's TerminatePod (SyncTerminatingPod in
 	// pkg/kubelet/kubelet.go); SyncPod does the same, once per pod.
 	Stopped bool
+	// CouldHaveRunningContainers reports that some container of the pod might still run
+	// (the kubelet's PodCouldHaveRunningContainers, pkg/kubelet/kubelet_pods.go): while it
+	// does, the Manager holds back a terminal phase and sends the rest of the status. The
+	// latest SyncPod's value stands until the next; for pods stepped through SyncPod,
+	// Options.CouldHaveRunningContainers is not asked. podsim.Pod's method of the same
+	// name answers it for a simulated runtime.
+	CouldHaveRunningContainers bool
 }
 
 // SyncPod is the kubelet's per-pod status step, for a node agent that is not a kubelet:
@@ -61,24 +69,23 @@ type SyncPodInput struct {
 //     (grace period 0, UID precondition), from Run or Sync, right after the PATCH that
 //     made the terminal status current. Without a Deleter nothing is deleted.
 //
-// It returns the status Generate produced (the caller's own copy), which is what the
-// Manager caches unless its rules for accepting a status change it (a terminal phase is
-// final; see SetPodStatus). After the Manager deleted the pod, further calls for it do
-// nothing and return its last status, until ForgetPod or RemoveOrphanedStatuses.
+// It returns the status the Manager accepted and caches (the caller's own copy): what
+// Generate produced, with the Manager's rules for accepting a status applied (a terminal
+// phase is final; see SetPodStatus) and its times stamped, as GetPodStatus would return
+// it. After the Manager deleted the pod, further calls for it do nothing and return its
+// last status, until ForgetPod or RemoveOrphanedStatuses.
 //
 // The error wraps a *podstatus.InputError (matching podstatus.ErrInvalidInput) for input
 // the Manager's checks or podstate.Generate cannot use, or a *TransitionError for a
 // status the Manager rejects; the status is then not set.
 func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
-	pod := in.Facts.Pod
+	pod := in.Pod
 	if err := checkPod(pod); err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
 	m.ObservePod(pod)
 
-	facts := in.Facts
-	facts.Features = m.opts.Features
-	facts.OldStatus = nil
+	facts := podstate.Input{Pod: pod, Runtime: in.Runtime, Features: m.opts.Features}
 	var finished bool
 	m.mu.Lock()
 	if e := m.pods[pod.UID]; e != nil {
@@ -93,6 +100,7 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 			facts.OldStatus = &prev
 		}
 		finished = e.finished
+		e.couldRun, e.syncPodSeen = in.CouldHaveRunningContainers, true
 	}
 	m.mu.Unlock()
 
@@ -100,7 +108,7 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 	if err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
-	if err := m.setPodStatus(pod, *s.DeepCopy()); err != nil {
+	if err := m.setPodStatus(pod, s); err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
 	if in.Stopped && !finished {
@@ -108,7 +116,8 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 			return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 		}
 	}
-	return s, nil
+	got, _ := m.GetPodStatus(pod.UID)
+	return got, nil
 }
 
 // deletableLocked is the kubelet's canBeDeleted (pkg/kubelet/status/status_manager.go):

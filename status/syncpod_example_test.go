@@ -35,14 +35,15 @@ func ExampleManager_SyncPod() {
 	syncPod := func(pod *v1.Pod, app podstate.Container, terminal, stopped bool) {
 		// Whenever the runtime's facts about a pod change, and on every watch event of the pod:
 		st, err := m.SyncPod(status.SyncPodInput{
-			Facts: podstate.Input{
-				Pod:        pod, // the newest copy from the API server
+			Pod: pod, // the newest copy from the API server
+			Runtime: podstate.Runtime{
 				Sandboxes:  []sandbox.Status{{ID: "sb-1", Ready: !terminal, IP: "10.244.0.7"}},
 				HostIPs:    []string{"10.0.0.1"},
 				Containers: []podstate.Container{app},
 				Terminal:   terminal, // the pod worker decided no container runs again
 			},
-			Stopped: stopped, // terminal, and every container is gone
+			Stopped:                    stopped,  // terminal, and every container is gone
+			CouldHaveRunningContainers: !stopped, // a container may still run until then
 		})
 		if err != nil {
 			log.Print(err) // input the runtime should not have produced

@@ -55,8 +55,7 @@ func (w *syncWorld) server(name string) *v1.Pod {
 // step is one SyncPod and one Sync, as an agent's worker and the Manager's Run do them.
 func (w *syncWorld) step(pod *v1.Pod, facts podstate.Input, stopped bool) v1.PodStatus {
 	w.t.Helper()
-	facts.Pod = pod
-	s, err := w.m.SyncPod(status.SyncPodInput{Facts: facts, Stopped: stopped})
+	s, err := w.m.SyncPod(status.SyncPodInput{Pod: pod, Runtime: facts.Runtime, Stopped: stopped, CouldHaveRunningContainers: !stopped})
 	if err != nil {
 		w.t.Fatalf("SyncPod: %v", err)
 	}
@@ -90,7 +89,7 @@ func condStatus(s v1.PodStatus, t v1.PodConditionType) v1.ConditionStatus {
 
 func TestSyncPodRunsAPodToReady(t *testing.T) {
 	w := newSyncWorld(t, true, syncPodSpec("p1"))
-	s := w.step(w.server("p1"), podstate.Input{Sandboxes: readySandbox, Containers: []podstate.Container{running}}, false)
+	s := w.step(w.server("p1"), podstate.Input{Runtime: podstate.Runtime{Sandboxes: readySandbox, Containers: []podstate.Container{running}}}, false)
 	if s.Phase != v1.PodRunning || condStatus(s, v1.PodReady) != v1.ConditionTrue {
 		t.Fatalf("generated status: phase %s, Ready %s; want Running, True", s.Phase, condStatus(s, v1.PodReady))
 	}
@@ -100,7 +99,7 @@ func TestSyncPodRunsAPodToReady(t *testing.T) {
 	}
 	// The same facts again: nothing new to send.
 	before := w.srv.Requests(statustest.VerbPatch)
-	w.step(w.server("p1"), podstate.Input{Sandboxes: readySandbox, Containers: []podstate.Container{running}}, false)
+	w.step(w.server("p1"), podstate.Input{Runtime: podstate.Runtime{Sandboxes: readySandbox, Containers: []podstate.Container{running}}}, false)
 	if n := w.srv.Requests(statustest.VerbPatch) - before; n != 0 {
 		t.Errorf("unchanged facts sent %d PATCHes, want 0", n)
 	}
@@ -117,7 +116,7 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 		name := map[bool]string{true: "deleter", false: "no deleter"}[withDeleter]
 		t.Run(name, func(t *testing.T) {
 			w := newSyncWorld(t, withDeleter, syncPodSpec("p1"))
-			facts := podstate.Input{Sandboxes: readySandbox, Containers: []podstate.Container{running}}
+			facts := podstate.Input{Runtime: podstate.Runtime{Sandboxes: readySandbox, Containers: []podstate.Container{running}}}
 			w.step(w.server("p1"), facts, false)
 
 			deleting, err := w.srv.Update("ns", "p1", func(p *v1.Pod) {
@@ -128,7 +127,7 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The runtime kills the container; the pod worker is done with the pod.
-			stopped := podstate.Input{Sandboxes: []sandbox.Status{{ID: "sb1"}}, Containers: []podstate.Container{exited}, Terminal: true}
+			stopped := podstate.Input{Runtime: podstate.Runtime{Sandboxes: []sandbox.Status{{ID: "sb1"}}, Containers: []podstate.Container{exited}, Terminal: true}}
 			var onServer []v1.PodStatus
 			w.srv.OnWrite(func(ev statustest.Event) {
 				if ev.Pod != nil {
@@ -153,7 +152,7 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 					t.Errorf("%d DELETEs, want 1", n)
 				}
 				// A late watch event of the deleted pod changes nothing and sends nothing.
-				s, err := w.m.SyncPod(status.SyncPodInput{Facts: podstate.Input{Pod: deleting, Containers: []podstate.Container{exited}, Terminal: true}, Stopped: true})
+				s, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Containers: []podstate.Container{exited}, Terminal: true}, Stopped: true})
 				if err != nil || s.Phase != v1.PodSucceeded {
 					t.Errorf("SyncPod after the DELETE: %s, %v; want the last status", s.Phase, err)
 				}
@@ -179,8 +178,8 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 // server already: the deletionTimestamp alone, seen in a watch event, leads to the DELETE.
 func TestSyncPodDeletesAFinishedPodOnceDeleted(t *testing.T) {
 	w := newSyncWorld(t, true, syncPodSpec("p1"))
-	w.step(w.server("p1"), podstate.Input{Sandboxes: readySandbox, Containers: []podstate.Container{running}}, false)
-	done := podstate.Input{Sandboxes: []sandbox.Status{{ID: "sb1"}}, Containers: []podstate.Container{exited}, Terminal: true}
+	w.step(w.server("p1"), podstate.Input{Runtime: podstate.Runtime{Sandboxes: readySandbox, Containers: []podstate.Container{running}}}, false)
+	done := podstate.Input{Runtime: podstate.Runtime{Sandboxes: []sandbox.Status{{ID: "sb1"}}, Containers: []podstate.Container{exited}, Terminal: true}}
 	w.step(w.server("p1"), done, true)
 	if p := w.server("p1"); p.Status.Phase != v1.PodSucceeded {
 		t.Fatalf("phase %s on the server, want Succeeded", p.Status.Phase)
@@ -212,7 +211,7 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 		w := newSyncWorld(t, true, syncPodSpec("p1"))
 		deleting, _ := w.srv.Update("ns", "p1", func(p *v1.Pod) { ts := metav1.NewTime(w.clock.Now()); p.DeletionTimestamp = &ts })
 		w.srv.FailNext(statustest.VerbDelete, 1, statustest.InternalError())
-		_, err := w.m.SyncPod(status.SyncPodInput{Facts: podstate.Input{Pod: deleting, Terminal: true}, Stopped: true})
+		_, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +231,7 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 	t.Run("recreated pod is never deleted", func(t *testing.T) {
 		w := newSyncWorld(t, true, syncPodSpec("p1"))
 		deleting, _ := w.srv.Update("ns", "p1", func(p *v1.Pod) { ts := metav1.NewTime(w.clock.Now()); p.DeletionTimestamp = &ts })
-		_, err := w.m.SyncPod(status.SyncPodInput{Facts: podstate.Input{Pod: deleting, Terminal: true}, Stopped: true})
+		_, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,8 +256,8 @@ func TestSyncPodInputErrors(t *testing.T) {
 		t.Errorf("nil pod: %v, want an error starting with status: SyncPod:", err)
 	}
 	pod := syncPodSpec("p1")
-	facts := podstate.Input{Pod: pod, Containers: []podstate.Container{running, running}}
-	if _, err := w.m.SyncPod(status.SyncPodInput{Facts: facts}); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
+	in := status.SyncPodInput{Pod: pod, Runtime: podstate.Runtime{Containers: []podstate.Container{running, running}}}
+	if _, err := w.m.SyncPod(in); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
 		t.Errorf("two facts for one container: %v, want an error", err)
 	}
 	if _, ok := w.m.GetPodStatus(pod.UID); ok {
@@ -272,8 +271,8 @@ func TestSyncPodInputErrorsMatchErrInvalidInput(t *testing.T) {
 	if !errors.Is(err, podstatus.ErrInvalidInput) {
 		t.Errorf("nil pod: %v does not match podstatus.ErrInvalidInput", err)
 	}
-	facts := podstate.Input{Pod: syncPodSpec("p1"), Containers: []podstate.Container{running, running}}
-	if _, err := w.m.SyncPod(status.SyncPodInput{Facts: facts}); !errors.Is(err, podstatus.ErrInvalidInput) {
+	in := status.SyncPodInput{Pod: syncPodSpec("p1"), Runtime: podstate.Runtime{Containers: []podstate.Container{running, running}}}
+	if _, err := w.m.SyncPod(in); !errors.Is(err, podstatus.ErrInvalidInput) {
 		t.Errorf("two facts for one container: %v does not match podstatus.ErrInvalidInput", err)
 	}
 }

@@ -10,21 +10,21 @@ import (
 )
 
 // SyncPod is the provider's status step for one pod: call it whenever the runtime's facts
-// about the pod change and on every new server copy of the pod, with in.Facts.Pod the
+// about the pod change and on every new server copy of the pod, with in.Pod the
 // newest copy from the informer. It runs status.Manager.SyncPod (podstate.Generate, the
 // Manager's acceptance rules, TerminatePod once in.Stopped is reported, the
 // UID-preconditioned delete once a deleted pod's terminal status is on the server) and
-// returns a copy of in.Facts.Pod carrying the status the Manager accepted: what the
+// returns a copy of in.Pod carrying the status the Manager accepted: what the
 // provider hands to virtual-kubelet's NotifyPods callback and returns from GetPodStatus.
 // From then on UpdateStatus leaves the pod's status to SyncPod.
 //
 // The error is status.Manager.SyncPod's (a *podstatus.InputError for input it cannot use,
-// such as a nil in.Facts.Pod; a *status.TransitionError for a status it rejects), wrapped.
+// such as a nil in.Pod; a *status.TransitionError for a status it rejects), wrapped.
 func (c *Client) SyncPod(in status.SyncPodInput) (*v1.Pod, error) {
 	if _, err := c.mgr.SyncPod(in); err != nil {
 		return nil, fmt.Errorf("vkstatus: SyncPod: %w", err)
 	}
-	pod := in.Facts.Pod
+	pod := in.Pod
 	c.mu.Lock()
 	key := pod.Namespace + "/" + pod.Name
 	st := c.known[key]

@@ -31,14 +31,21 @@ func TestSyncPodAndDeletion(t *testing.T) {
 	}
 	facts := func(stopped bool) status.SyncPodInput {
 		pod := w.peek(t, "web")
-		in := podstate.Input{Pod: pod, Sandboxes: []sandbox.Status{{ID: "sb", Ready: !stopped, IP: "10.0.0.5"}},
-			Containers: []podstate.Container{running("app")}}
+		in := status.SyncPodInput{
+			Pod: pod,
+			Runtime: podstate.Runtime{
+				Sandboxes:  []sandbox.Status{{ID: "sb", Ready: !stopped, IP: "10.0.0.5"}},
+				Containers: []podstate.Container{running("app")},
+			},
+			Stopped:                    stopped,
+			CouldHaveRunningContainers: !stopped,
+		}
 		if stopped {
-			in.Terminal = true
-			in.Containers[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			in.Runtime.Terminal = true
+			in.Runtime.Containers[0].State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 				ExitCode: 0, Reason: "Completed", StartedAt: metav1.NewTime(t0), FinishedAt: metav1.NewTime(t0)}}
 		}
-		return status.SyncPodInput{Facts: in, Stopped: stopped}
+		return in
 	}
 	got, err := w.c.SyncPod(facts(false))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -78,10 +77,8 @@ type simPod struct {
 	created  bool
 	deleted  bool // the user deleted it (graceful deletion under way)
 	// the node agent's state of the pod
-	sim       *podsim.Pod
-	simObj    *v1.Pod     // the pod object last given to sim
-	couldRun  atomic.Bool // sim.CouldHaveRunningContainers after the last step
-	gone      bool        // the node agent deleted the pod object
+	worker    *podsim.Worker
+	gone      bool // the node agent deleted the pod object
 	seenConds []v1.PodCondition
 	readyAt   int // when the LB controller first saw ContainersReady True; -1 if not
 	latency   int
@@ -163,7 +160,6 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 
 	kinds := Kinds()
 	pods := make([]*simPod, cfg.Pods)
-	byUID := make(map[types.UID]*simPod, len(pods))
 	for i := range pods {
 		k := kinds[i%len(kinds)]
 		p := &simPod{name: fmt.Sprintf("%s-%d", k, i), kind: k, createAt: (i * 2) % 10, deleteAt: -1, readyAt: -1, latency: -1}
@@ -172,14 +168,8 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 		}
 		pods[i] = p
 	}
-	// The kubelet's PodCouldHaveRunningContainers: a terminal phase waits until the
-	// runtime has stopped every container. Read during Sync, when no pod is stepped.
-	couldRun := func(pod *v1.Pod) bool {
-		p := byUID[pod.UID]
-		return p != nil && p.couldRun.Load()
-	}
 	mgr := status.NewManager(client, status.Options{Clock: clk, Observer: &status.Observer{OnSkip: sk.onSkip}, Retry: status.RetryOptions{Seed: &cfg.Seed},
-		CouldHaveRunningContainers: couldRun, Deleter: deleter{cluster}})
+		Deleter: deleter{cluster}})
 	ipam, err := podsim.NewIPAM(podCIDR)
 	if err != nil {
 		return nil, err
@@ -203,16 +193,15 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 				if err := create(ctx, cluster, cfg, p, now); err != nil {
 					return nil, err
 				}
-				byUID[p.pod.UID] = p
 				mgr.ObservePod(p.pod) // the informer's ADDED event
-				sim, w, err := podsim.New(p.pod, simCfg)
+				worker, w, err := podsim.NewWorker(p.pod, mgr, simCfg)
 				if err == nil {
 					err = w.Err() // the annotations are ours and the CIDR is large: a bug
 				}
 				if err != nil {
 					return nil, fmt.Errorf("pod %s: %w", p.name, err)
 				}
-				p.sim, p.simObj = sim, p.pod
+				p.worker = worker
 			}
 			if p.created && !p.deleted && p.deleteAt >= 0 && sec >= p.deleteAt {
 				got, err := cluster.DeletePod(ctx, p.pod.Namespace, p.name, now) // the user
@@ -237,13 +226,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 			if !p.created || p.gone {
 				continue
 			}
-			if p.pod != p.simObj { // a newer copy read from the server, as an informer update
-				p.sim.Update(p.pod)
-				p.simObj = p.pod
-			}
-			facts := p.sim.Advance()
-			p.couldRun.Store(p.sim.CouldHaveRunningContainers())
-			changed, err := step(mgr, p, facts)
+			changed, err := step(mgr, p)
 			if err != nil {
 				return nil, err
 			}
@@ -327,8 +310,8 @@ func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status
 			if last := client.written(p.pod.UID); last != nil {
 				p.pod = last
 			}
+			p.worker.Release()
 			mgr.ForgetPod(p.pod.UID)
-			p.sim.Release()
 			p.gone = true
 			continue
 		}
@@ -389,18 +372,17 @@ func hasGate(p *v1.Pod) bool {
 	return false
 }
 
-// step is the node agent's work on one pod for one second: the runtime's facts go
-// through status.Manager.SyncPod, the kubelet's per-pod status step (the Manager deletes
-// the pod object once its terminal status is on the server, through the Cluster's
-// DeleteFinishedPod). It reports whether the cached status changed.
-func step(mgr *status.Manager, p *simPod, facts podsim.Facts) (bool, error) {
-	pod := p.pod
-	before, cached := mgr.GetPodStatus(pod.UID)
-	if _, err := mgr.SyncPod(status.SyncPodInput{Facts: facts.Input(pod, nil), Stopped: facts.Stopped}); err != nil {
+// step is the node agent's work on one pod for one second: the pod's worker gives the
+// newest server copy to its simulated runtime and the runtime's facts to the Manager's
+// SyncPod (the Manager deletes the pod object once its terminal status is on the server,
+// through the Cluster's DeleteFinishedPod). It reports whether the cached status changed.
+func step(mgr *status.Manager, p *simPod) (bool, error) {
+	before, cached := mgr.GetPodStatus(p.pod.UID)
+	st, err := p.worker.Sync(p.pod)
+	if err != nil {
 		return false, fmt.Errorf("pod %s: %w", p.name, err)
 	}
-	after, _ := mgr.GetPodStatus(pod.UID)
-	return !cached || !apiequality.Semantic.DeepEqual(before, after), nil
+	return !cached || !apiequality.Semantic.DeepEqual(before, st.Status), nil
 }
 
 // transitions returns the condition changes on the server since the last look.

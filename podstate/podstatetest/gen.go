@@ -297,7 +297,7 @@ func Sandboxes() *rapid.Generator[[]sandbox.Status] {
 func Input(o Options) *rapid.Generator[podstate.Input] {
 	return rapid.Custom(func(t *rapid.T) podstate.Input {
 		pod := Pod(o).Draw(t, "pod")
-		in := podstate.Input{Pod: pod, Terminal: rapid.IntRange(0, 3).Draw(t, "terminal") == 0}
+		in := podstate.Input{Pod: pod, Runtime: podstate.Runtime{Terminal: rapid.IntRange(0, 3).Draw(t, "terminal") == 0}}
 		if rapid.Bool().Draw(t, "hasOldStatus") {
 			in.OldStatus = OldStatus(pod).Draw(t, "oldStatus")
 		}

@@ -174,15 +174,14 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		kc = kubeclient.New(a.cs.CoreV1(), a.fieldManagerName())
 	}
 	a.status = status.NewManager(leanClient{Client: kc, responses: &a.responses}, status.Options{
-		Clock:                      r.Clock,
-		Features:                   r.Features,
-		Retry:                      r.StatusRetry,
-		Deleter:                    countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
-		Logger:                     a.log.WithName("status"),
-		Observer:                   observer,
-		Workers:                    r.StatusWorkers,
-		RequestTimeout:             30 * time.Second,
-		CouldHaveRunningContainers: a.couldHaveRunningContainers,
+		Clock:          r.Clock,
+		Features:       r.Features,
+		Retry:          r.StatusRetry,
+		Deleter:        countingDeleter{PodDeleter: kc, deletes: &a.counts.deletes},
+		Logger:         a.log.WithName("status"),
+		Observer:       observer,
+		Workers:        r.StatusWorkers,
+		RequestTimeout: 30 * time.Second,
 		// Retry jitter keeps the Manager's random seed even when the simulation is
 		// seeded: several agents started with one --seed must not retry in lockstep.
 	})

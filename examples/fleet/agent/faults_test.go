@@ -121,5 +121,5 @@ func TestPodDeleteTombstone(t *testing.T) {
 func restConfigForTest() *rest.Config { return &rest.Config{Host: "fake"} }
 
 func newTestManager(a *agent) *status.Manager {
-	return status.NewManager(kubeclient.New(a.cs.CoreV1(), "podstatus-fleet"), status.Options{CouldHaveRunningContainers: a.couldHaveRunningContainers})
+	return status.NewManager(kubeclient.New(a.cs.CoreV1(), "podstatus-fleet"), status.Options{})
 }

@@ -35,8 +35,7 @@ type podEntry struct {
 	mu      sync.Mutex
 	pod     atomic.Pointer[v1.Pod] // newest informer copy; the add/update handler sets it without mu
 	node    *nodeState
-	sim     *podsim.Pod
-	simRV   string // resourceVersion last given to sim
+	worker  *podsim.Worker // the pod's simulated runtime and status step; nil until started
 	phase   v1.PodPhase
 	removed bool // deleted from the informer: ignore further work
 	// Admission on the node (see admitPod), decided when the entry is made: active is
@@ -50,9 +49,6 @@ type podEntry struct {
 	settled   bool
 	// admitLater marks an entry of the first list, whose admission admitListed decides.
 	admitLater bool
-	// couldRun mirrors sim.CouldHaveRunningContainers after every step, for the status
-	// manager's CouldHaveRunningContainers (read without mu).
-	couldRun atomic.Bool
 }
 
 // podTable maps pod UIDs to entries.
@@ -105,19 +101,12 @@ func (a *agent) onPodUpdate(old, cur any) {
 	// The simulated runtime takes the newest copy too, as syncPod gives it one: else it
 	// holds the copy it was last given, a second object per pod beside the informer's
 	// (some 5 KB each; 50 MiB of peak RSS at 10,000 pods).
+	// A removed entry has no worker (onPodDelete).
 	e.mu.Lock()
-	e.updateSim(p)
-	e.mu.Unlock()
-}
-
-// updateSim gives the pod's simulated runtime, if it has one, a newer copy of the pod
-// (podsim's Update), once per resourceVersion. A removed entry has none (onPodDelete).
-// e.mu must be held.
-func (e *podEntry) updateSim(pod *v1.Pod) {
-	if e.sim != nil && e.simRV != pod.ResourceVersion {
-		e.sim.Update(pod)
-		e.simRV = pod.ResourceVersion
+	if e.worker != nil {
+		e.worker.Update(p)
 	}
+	e.mu.Unlock()
 }
 
 // podChanged reports whether cur differs from old in what the pod's worker acts on: the
@@ -194,9 +183,9 @@ func (a *agent) onPodDelete(obj any) {
 		e.mu.Lock()
 		e.removed = true
 		releasePod(e)
-		if e.sim != nil {
-			e.sim.Release()
-			e.sim = nil
+		if e.worker != nil {
+			e.worker.Release()
+			e.worker = nil
 		}
 		a.counts.setPhase(e.phase, "")
 		e.mu.Unlock()
@@ -245,7 +234,7 @@ func (a *agent) syncPod(uid types.UID) {
 		return
 	}
 	now := a.cfg.Clock.Now()
-	if e.sim == nil {
+	if e.worker == nil {
 		if e.rejection != "" || e.finished {
 			if !e.settled {
 				a.settle(e, pod)
@@ -255,15 +244,7 @@ func (a *agent) syncPod(uid types.UID) {
 		if !a.startSim(e, pod) {
 			return
 		}
-	} else {
-		e.updateSim(pod)
 	}
-	facts := e.sim.Advance()
-	e.couldRun.Store(e.sim.CouldHaveRunningContainers())
-	if facts.Stopped {
-		releasePod(e) // known terminated: no longer one of the node's active pods
-	}
-	in := facts.Input(pod, nil)
 	var previous *v1.PodStatus
 	if a.cfg.OnStatus != nil {
 		// Only for the hook: SyncPod reads the same cached status itself.
@@ -271,20 +252,22 @@ func (a *agent) syncPod(uid types.UID) {
 			previous = &s
 		}
 	}
-	st, err := a.status.SyncPod(status.SyncPodInput{Facts: in, Stopped: facts.Stopped})
+	step, err := e.worker.Sync(pod)
+	if step.Facts.Stopped {
+		releasePod(e) // known terminated: no longer one of the node's active pods
+	}
 	if err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Pod status step failed", "pod", klogRef(pod))
 	} else {
 		if a.cfg.OnStatus != nil {
-			in.OldStatus = previous
-			a.cfg.OnStatus(pod, in, st)
+			a.cfg.OnStatus(pod, step.Facts.Input(pod, previous), step.Status)
 		}
-		a.counts.setPhase(e.phase, st.Phase)
-		e.phase = st.Phase
+		a.counts.setPhase(e.phase, step.Status.Phase)
+		e.phase = step.Status.Phase
 	}
-	if next := e.sim.Next(); !next.IsZero() {
-		a.queue.AddAfter(uid, next.Sub(now))
+	if !step.Next.IsZero() {
+		a.queue.AddAfter(uid, step.Next.Sub(now))
 	}
 }
 
@@ -297,14 +280,13 @@ func (a *agent) syncPod(uid types.UID) {
 func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
 	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
 		Cache: &a.simCache, Clock: a.cfg.Clock, Features: a.cfg.Features}
-	sim, w, err := podsim.New(pod, cfg)
+	worker, w, err := podsim.NewWorker(pod, a.status, cfg)
 	if err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))
 		return false
 	}
-	e.sim = sim
-	e.simRV = pod.ResourceVersion
+	e.worker = worker
 	for _, err := range w.Annotations {
 		a.counts.invalidAnnotations.Add(1)
 		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonInvalidSimAnnotation, "%v", err)
@@ -332,14 +314,6 @@ func (d countingDeleter) DeletePod(ctx context.Context, namespace, name string, 
 		d.deletes.Add(1)
 	}
 	return err
-}
-
-// couldHaveRunningContainers is status.Options.CouldHaveRunningContainers: the kubelet's
-// PodCouldHaveRunningContainers, which holds back a terminal phase while a container
-// may still run. A pod the agent does not simulate has none.
-func (a *agent) couldHaveRunningContainers(pod *v1.Pod) bool {
-	e := a.pods.get(pod.UID)
-	return e != nil && e.couldRun.Load()
 }
 
 // klogRef is a pod as the agent logs it, klog.KObj-style: it prints as namespace/name and

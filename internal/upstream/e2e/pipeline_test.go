@@ -46,7 +46,7 @@ func TestPodstatePipeline(t *testing.T) {
 		e.at(at)
 		pod := e.get("shop")
 		e.mgr.ObservePod(pod)
-		in := podstate.Input{Pod: pod, Sandboxes: sandboxes, HostIPs: []string{hostIP}, Containers: facts, Terminal: terminal}
+		in := podstate.Input{Pod: pod, Runtime: podstate.Runtime{Sandboxes: sandboxes, HostIPs: []string{hostIP}, Containers: facts, Terminal: terminal}}
 		if prev, ok := e.mgr.GetPodStatus(pod.UID); ok {
 			in.OldStatus = &prev
 		}

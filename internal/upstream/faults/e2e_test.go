@@ -580,10 +580,12 @@ func (n *node) change(p *v1.Pod) {
 	if server == nil {
 		server = p
 	}
-	in := podstate.Input{
-		Pod:       server,
-		Sandboxes: []sandbox.Status{{ID: "sb-" + string(p.UID), Ready: true, IP: "10.1.0.1"}},
-		HostIPs:   []string{"10.0.0.1"},
+	in := status.SyncPodInput{
+		Pod: server,
+		Runtime: podstate.Runtime{
+			Sandboxes: []sandbox.Status{{ID: "sb-" + string(p.UID), Ready: true, IP: "10.1.0.1"}},
+			HostIPs:   []string{"10.0.0.1"},
+		},
 	}
 	started := metav1.NewTime(time.Unix(1767225600, 0))
 	c := podstate.Container{Name: "app", ContainerID: "containerd://" + string(p.UID)}
@@ -602,10 +604,10 @@ func (n *node) change(p *v1.Pod) {
 	if s == 5 && p.Spec.RestartPolicy == v1.RestartPolicyNever {
 		c.State = v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: metav1.NewTime(started.Add(time.Minute))}}
 		c.Readiness = podstate.ProbeUnknown
-		in.Terminal = true
+		in.Runtime.Terminal = true
 	}
-	in.Containers = []podstate.Container{c}
-	if _, err := n.mgr.SyncPod(status.SyncPodInput{Facts: in}); err != nil {
+	in.Runtime.Containers = []podstate.Container{c}
+	if _, err := n.mgr.SyncPod(in); err != nil {
 		n.w.t.Errorf("SyncPod(%s): %v", p.Name, err)
 		return
 	}

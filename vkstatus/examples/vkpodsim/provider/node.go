@@ -48,8 +48,8 @@ type NodeConfig struct {
 	Taint bool
 	// FieldManager of the status writes (vkstatus.Options.FieldManager).
 	FieldManager string
-	// Status configures vkstatus's Manager (Observer, Clock, ...); CouldHaveRunningContainers
-	// is the provider's.
+	// Status configures vkstatus's Manager (Observer, Clock, ...). Whether a pod's
+	// containers could still run comes with each of the provider's status steps.
 	Status status.Options
 	// Logger receives the provider's errors.
 	Logger logr.Logger
@@ -100,11 +100,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return n.Provider, nil, provErr
 	}
 	if !cfg.Stock {
-		so := cfg.Status
-		so.CouldHaveRunningContainers = func(p *v1.Pod) bool {
-			return n.Provider != nil && n.Provider.CouldHaveRunningContainers(p)
-		}
-		n.Status = vkstatus.New(cfg.Client.CoreV1(), vkstatus.Options{FieldManager: cfg.FieldManager, Status: so})
+		n.Status = vkstatus.New(cfg.Client.CoreV1(), vkstatus.Options{FieldManager: cfg.FieldManager, Status: cfg.Status})
 	}
 	spec := v1.Node{}
 	spec.Name = cfg.Name

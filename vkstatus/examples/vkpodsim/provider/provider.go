@@ -75,10 +75,9 @@ type Provider struct {
 // entry is one pod. Only Run's goroutine calls sim's methods; the fields are written
 // under Provider.mu.
 type entry struct {
-	pod    *v1.Pod // the newest copy virtual-kubelet handed over
-	sim    *podsim.Pod
-	simRV  string
-	status *v1.PodStatus // the last status notified
+	pod    *v1.Pod        // the newest copy virtual-kubelet handed over
+	worker *podsim.Worker // nil until the first step
+	status *v1.PodStatus  // the last status notified
 	next   time.Time
 	dirty  bool
 	done   bool
@@ -252,11 +251,11 @@ func (p *Provider) stepDue() {
 // whose containers runs is never passed to DeletePod), and a status step follows every
 // new copy, as status.Manager.SyncPod asks.
 func (p *Provider) newServerCopy(e *entry) bool {
-	if e.sim == nil {
+	if e.worker == nil {
 		return false
 	}
 	srv, err := p.cfg.Pods.Pods(e.pod.Namespace).Get(e.pod.Name)
-	return err == nil && srv.UID == e.pod.UID && srv.ResourceVersion != e.simRV
+	return err == nil && srv.UID == e.pod.UID && srv.ResourceVersion != e.worker.ResourceVersion()
 }
 
 // step advances one pod and returns the pod to notify when its status changed.
@@ -280,8 +279,12 @@ func (p *Provider) step(k string) *v1.Pod {
 		return nil
 	}
 	pod = srv
-	if e.sim == nil {
-		sim, _, err := podsim.New(pod, podsim.Config{Node: p.cfg.Node, IPAM: p.cfg.IPAM, Profile: p.cfg.Profile,
+	if e.worker == nil {
+		var syncer podsim.StatusSyncer = &stockSyncer{clock: p.cfg.Clock}
+		if p.cfg.Status != nil {
+			syncer = vkSyncer{p.cfg.Status}
+		}
+		w, _, err := podsim.NewWorker(pod, syncer, podsim.Config{Node: p.cfg.Node, IPAM: p.cfg.IPAM, Profile: p.cfg.Profile,
 			Seed: p.cfg.Seed, Cache: &p.cache, Clock: p.cfg.Clock})
 		if err != nil {
 			p.cfg.Logger.Error(err, "Cannot simulate pod", "pod", k)
@@ -289,40 +292,19 @@ func (p *Provider) step(k string) *v1.Pod {
 			return nil
 		}
 		p.mu.Lock()
-		e.sim, e.simRV = sim, pod.ResourceVersion
-		p.mu.Unlock()
-	} else if e.simRV != pod.ResourceVersion {
-		e.sim.Update(pod)
-		p.mu.Lock()
-		e.simRV = pod.ResourceVersion
+		e.worker = w
 		p.mu.Unlock()
 	}
-	facts := e.sim.Advance()
+	st, err := e.worker.Sync(pod)
 	p.mu.Lock()
-	e.next, e.done = e.sim.Next(), facts.Done
+	e.next, e.done = st.Next, st.Facts.Done
 	p.mu.Unlock()
-	var out *v1.Pod
-	if p.cfg.Status != nil {
-		got, err := p.cfg.Status.SyncPod(status.SyncPodInput{Facts: facts.Input(pod, nil), Stopped: facts.Stopped})
-		if err != nil {
-			p.cfg.Logger.Error(err, "Pod status step failed", "pod", k)
-			return nil
-		}
-		out = got
-	} else {
-		in := facts.Input(pod, e.status)
-		s, err := podstate.Generate(in)
-		if err == nil {
-			in.Now = metav1.NewTime(p.cfg.Clock.Now())
-			err = podstate.Stamp(&s, in)
-		}
-		if err != nil {
-			p.cfg.Logger.Error(err, "Pod status step failed", "pod", k)
-			return nil
-		}
-		out = pod.DeepCopy()
-		out.Status = s
+	if err != nil {
+		p.cfg.Logger.Error(err, "Pod status step failed", "pod", k)
+		return nil
 	}
+	out := pod.DeepCopy()
+	out.Status = st.Status
 	p.mu.Lock()
 	changed := e.status == nil || !equality.Semantic.DeepEqual(*e.status, out.Status)
 	e.status = &out.Status
@@ -335,8 +317,8 @@ func (p *Provider) step(k string) *v1.Pod {
 
 // forget drops a pod that is gone from the server.
 func (p *Provider) forget(k string, e *entry) {
-	if e.sim != nil {
-		e.sim.Release()
+	if e.worker != nil {
+		e.worker.Release()
 	}
 	p.mu.Lock()
 	if p.pods[k] == e {
@@ -345,13 +327,38 @@ func (p *Provider) forget(k string, e *entry) {
 	p.mu.Unlock()
 }
 
-// CouldHaveRunningContainers is status.Options.CouldHaveRunningContainers for a
-// vkstatus.Client serving this provider: whether a container of the pod may still run.
-func (p *Provider) CouldHaveRunningContainers(pod *v1.Pod) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.pods[key(pod.Namespace, pod.Name)]
-	return e != nil && e.pod.UID == pod.UID && e.sim != nil && e.sim.CouldHaveRunningContainers()
+// vkSyncer is the Worker's StatusSyncer with vkstatus: the status goes through
+// vkstatus.Client.SyncPod (the status Manager writes it, one PATCH per change).
+type vkSyncer struct{ c *vkstatus.Client }
+
+func (s vkSyncer) SyncPod(in status.SyncPodInput) (v1.PodStatus, error) {
+	got, err := s.c.SyncPod(in)
+	if err != nil {
+		return v1.PodStatus{}, err
+	}
+	return got.Status, nil
+}
+
+// stockSyncer is the Worker's StatusSyncer of stock virtual-kubelet, one per pod: the
+// provider generates the status on top of the last one (podstate.Generate) and stamps
+// its times with its clock (podstate.Stamp); virtual-kubelet writes it its own way.
+type stockSyncer struct {
+	clock clock.PassiveClock
+	last  *v1.PodStatus
+}
+
+func (s *stockSyncer) SyncPod(in status.SyncPodInput) (v1.PodStatus, error) {
+	pin := podstate.Input{Pod: in.Pod, OldStatus: s.last, Runtime: in.Runtime}
+	st, err := podstate.Generate(pin)
+	if err == nil {
+		pin.Now = metav1.NewTime(s.clock.Now())
+		err = podstate.Stamp(&st, pin)
+	}
+	if err != nil {
+		return v1.PodStatus{}, err
+	}
+	s.last = st.DeepCopy()
+	return st, nil
 }
 
 var errNotSupported = errdefs.InvalidInput("not supported by the simulated runtime")
