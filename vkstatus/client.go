@@ -292,7 +292,7 @@ func (c *Client) kubeletStatus(pod, server *v1.Pod) (v1.PodStatus, error) {
 		Pod: spec, Phase: s.Phase,
 		InitContainerStatuses: s.InitContainerStatuses, ContainerStatuses: s.ContainerStatuses,
 		Conditions: server.Status.Conditions,
-		Sandboxes:  []sandbox.Status{{Ready: sandboxReady(&s), IP: s.PodIP, NoNetworkStatus: s.PodIP == ""}},
+		Sandboxes:  inferSandboxes(spec, &s, &server.Status),
 		OldStatus:  &server.Status,
 		Features:   c.opts.Status.Features,
 	})
@@ -320,19 +320,51 @@ func (c *Client) kubeletStatus(pod, server *v1.Pod) (v1.PodStatus, error) {
 	return s, nil
 }
 
-// sandboxReady reads from a provider's status whether the pod has a ready sandbox: its own
-// PodReadyToStartContainers when it wrote one, else whether it has a pod IP or a container
-// that was created.
-func sandboxReady(s *v1.PodStatus) bool {
-	if cond := conditions.Get(s.Conditions, v1.PodReadyToStartContainers); cond != nil {
-		return cond.Status == v1.ConditionTrue
+// inferSandboxes is the runtime's sandbox list as a provider that reports no runtime facts
+// shows it, for the readiness engine's PodReadyToStartContainers (the kubelet's
+// GeneratePodReadyToStartContainersCondition in pkg/kubelet/status/generate.go reads the
+// runtime's sandboxes through PodSandboxChanged in pkg/kubelet/kuberuntime/util). s is
+// the provider's status, server the server's copy:
+//
+//   - The provider's status shows a sandbox when it has a pod IP, a container that was
+//     created (see showsSandbox), or its own PodReadyToStartContainers True. The
+//     sandbox is ready as the provider's own PodReadyToStartContainers says when it wrote
+//     one, and otherwise because it shows one.
+//   - When it shows none, the server's copy decides whether a sandbox existed before
+//     (the same signs, which this Client wrote): then it is there and not ready, as the
+//     kubelet reports a stopped sandbox ("pod sandbox is not ready"); else there is none
+//     ("no pod sandbox exists", the message of every pod's first status: the kubelet
+//     writes it before the runtime created a sandbox).
+//
+// The sandbox is in the pod's network namespace mode (spec.hostNetwork) and has the
+// provider's pod IP; without one it reports no network status, which the kubelet does
+// not require an IP of.
+func inferSandboxes(pod *v1.Pod, s, server *v1.PodStatus) []sandbox.Status {
+	shown := showsSandbox(s)
+	if !shown && !showsSandbox(server) {
+		return nil
 	}
+	ready := shown
+	if cond := conditions.Get(s.Conditions, v1.PodReadyToStartContainers); cond != nil {
+		ready = cond.Status == v1.ConditionTrue
+	}
+	return []sandbox.Status{{Ready: ready, IP: s.PodIP, NoNetworkStatus: s.PodIP == "", HostNetwork: pod.Spec.HostNetwork}}
+}
+
+// showsSandbox reports whether a status shows that the pod has or had a sandbox: a pod
+// IP, a container that was created (running, terminated, terminated before, or with a
+// container ID), or PodReadyToStartContainers True. A False
+// PodReadyToStartContainers shows nothing: the kubelet writes it with and without one.
+func showsSandbox(s *v1.PodStatus) bool {
 	if s.PodIP != "" {
+		return true
+	}
+	if cond := conditions.Get(s.Conditions, v1.PodReadyToStartContainers); cond != nil && cond.Status == v1.ConditionTrue {
 		return true
 	}
 	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
 		for _, cs := range list {
-			if cs.State.Running != nil || cs.State.Terminated != nil {
+			if cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil || cs.ContainerID != "" {
 				return true
 			}
 		}
