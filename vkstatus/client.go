@@ -173,37 +173,61 @@ func (p *pods) UpdateStatus(ctx context.Context, pod *v1.Pod, _ metav1.UpdateOpt
 }
 
 // Delete deletes the pod through the wrapped PodsGetter, except virtual-kubelet's force
-// delete (grace period 0; PodController.deletePodsFromKubernetesHandler, node/pod.go) of a
-// pod whose status SyncPod produces and whose terminal phase is not on the server yet: that
-// delete is left to the Manager, which sends it once the terminal status is written
-// (status.Options.Deleter), as the kubelet deletes a pod only after its status manager
-// wrote the terminal status (canBeDeleted in pkg/kubelet/status/status_manager.go).
-// virtual-kubelet deletes a pod whose containers are all waiting or terminated, which a
-// pod deleted before its containers started already is; without this the pod would
-// vanish without a terminal status. Delete then returns nil without a request.
+// delete (grace period 0 with a UID precondition: PodController.deletePodsFromKubernetesHandler,
+// node/pod.go) of a pod whose terminal phase is not on the server yet. The kubelet deletes
+// a pod object only after its status manager wrote the terminal status (canBeDeleted in
+// pkg/kubelet/status/status_manager.go); virtual-kubelet force-deletes a deleted pod as
+// soon as none of its containers runs (a pod deleted before its containers started
+// qualifies at once: syncPodInProvider counts a waiting container as not running) and,
+// failing that, when its grace period ends, whatever the provider reported. Such a
+// delete is held: Delete returns nil without a request, and the Manager deletes the pod
+// (status.Options.Deleter, grace period 0 and the UID precondition) once the terminal
+// status is on the server:
+//
+//   - for a pod whose status SyncPod produces, once the provider reports it Stopped;
+//   - for any other pod, at once: the held delete is where virtual-kubelet is done with
+//     the pod's containers, where the kubelet's pod worker calls its status manager's
+//     TerminatePod (SyncTerminatingPod in pkg/kubelet/kubelet.go), so the Client calls
+//     status.Manager.TerminatePod on the server's copy: a container that did not report
+//     terminated is terminated with exit code 137 (ContainerStatusUnknown), a
+//     non-terminal phase becomes Failed, and Ready and ContainersReady become False.
+//
+// A delete of a pod the Client does not know (its event handler did not see it, or saw
+// another UID), and every other delete, goes to the wrapped PodsGetter unchanged.
 func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	if p.c.deferDelete(p.ns, name, opts) {
-		p.c.log(ctx).V(2).Info("Force delete left to the status manager until the terminal status is on the server", "pod", status.PodRef{Namespace: p.ns, Name: name})
+	ref := status.PodRef{Namespace: p.ns, Name: name}
+	pod, synced, hold := p.c.holdDelete(p.ns, name, opts)
+	switch {
+	case !hold:
+		return p.PodInterface.Delete(ctx, name, opts)
+	case synced:
+		p.c.log(ctx).V(2).Info("Force delete held until the provider reports the pod stopped and its terminal status is on the server", "pod", ref, "podUID", pod.UID)
 		return nil
 	}
-	return p.PodInterface.Delete(ctx, name, opts)
+	if err := p.c.mgr.TerminatePod(pod); err != nil {
+		// The Manager refused the pod: deleting it without a terminal status is better
+		// than keeping it forever.
+		p.c.log(ctx).Error(err, "Could not terminate the pod before virtual-kubelet's force delete; deleting it without a terminal status", "pod", ref, "podUID", pod.UID)
+		return p.PodInterface.Delete(ctx, name, opts)
+	}
+	p.c.log(ctx).V(2).Info("Force delete held: pod terminated, deleted once its terminal status is on the server", "pod", ref, "podUID", pod.UID)
+	return nil
 }
 
-func (c *Client) deferDelete(ns, name string, opts metav1.DeleteOptions) bool {
-	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
-		return false
+// holdDelete decides whether Delete holds a delete (see Delete): it returns the server's
+// copy of the pod, whether SyncPod produces its status, and whether to hold.
+func (c *Client) holdDelete(ns, name string, opts metav1.DeleteOptions) (pod *v1.Pod, synced, hold bool) {
+	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 || opts.Preconditions == nil || opts.Preconditions.UID == nil {
+		return nil, false, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.known[ns+"/"+name]
-	if st == nil || !st.synced {
-		return false
-	}
-	if opts.Preconditions != nil && opts.Preconditions.UID != nil && *opts.Preconditions.UID != st.pod.UID {
-		return false
+	if st == nil || *opts.Preconditions.UID != st.pod.UID {
+		return nil, false, false
 	}
 	phase := st.pod.Status.Phase
-	return phase != v1.PodSucceeded && phase != v1.PodFailed
+	return st.pod, st.synced, phase != v1.PodSucceeded && phase != v1.PodFailed
 }
 
 // UpdateStatus is what the Client's PodInterface does instead of a PUT of pods/status: it
