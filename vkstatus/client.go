@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -53,9 +54,12 @@ type Options struct {
 }
 
 // Client is a corev1client.PodsGetter for node.PodControllerConfig.PodClient: its
-// UpdateStatus goes through a status.Manager, everything else to the wrapped PodsGetter.
-// Register EventHandler on the pod informer virtual-kubelet uses and call Run. Safe for
-// concurrent use.
+// UpdateStatus goes through a status.Manager, everything else (but virtual-kubelet's
+// force delete, see Delete) to the wrapped PodsGetter. Wire puts it into the pod
+// controller's configuration and registers EventHandler on the pod informer
+// virtual-kubelet uses; Run sends the statuses. A Client that is not wired says so:
+// UpdateStatus fails without the event handler, and statuses that wait for Run are
+// logged at error level (ErrNotWired). Safe for concurrent use.
 type Client struct {
 	pods   corev1client.PodsGetter
 	kc     *kubeclient.Client
@@ -64,8 +68,13 @@ type Client struct {
 	logger logr.Logger
 	opts   Options
 	owners conditions.Ownership
-	mu     sync.Mutex
-	known  map[string]*podState // by namespace/name
+	// vkLog is true when logger is virtual-kubelet's (Options.Status.Logger unset).
+	vkLog bool
+	// handler is set once EventHandler was asked for.
+	handler atomic.Bool
+	watch   runWatch
+	mu      sync.Mutex
+	known   map[string]*podState // by namespace/name
 }
 
 // podState is what a Client remembers of one pod.
@@ -78,7 +87,15 @@ type podState struct {
 	synced bool
 }
 
-// New returns a Client writing through pods (a clientset's CoreV1()).
+// New returns a Client writing through pods (a clientset's CoreV1()). Wire it into
+// virtual-kubelet's pod controller (Wire, or PodClient and EventHandler by hand) and call
+// Run.
+//
+// When opts.Status.Logger is not set, the Client and its Manager log through
+// virtual-kubelet's logger (github.com/virtual-kubelet/virtual-kubelet/log: the one a
+// context carries, else log.L): a status write that fails, and is retried, is an
+// error-level line there. opts.Status.Observer receives the Manager's events as usual;
+// the Client adds hooks of its own beside it.
 func New(pods corev1client.PodsGetter, opts Options) *Client {
 	if opts.FieldManager == "" {
 		opts.FieldManager = DefaultFieldManager
@@ -92,11 +109,18 @@ func New(pods corev1client.PodsGetter, opts Options) *Client {
 	if so.Clock != nil {
 		clk = so.Clock
 	}
-	return &Client{
-		pods: pods, kc: kc, mgr: status.NewManager(kc, so), clock: clk,
-		logger: so.Logger, opts: opts, owners: conditions.Ownership{Features: so.Features},
+	vkLog := so.Logger.GetSink() == nil
+	if vkLog {
+		so.Logger = vkLogger(context.Background())
+	}
+	c := &Client{
+		pods: pods, kc: kc, clock: clk, logger: so.Logger, vkLog: vkLog,
+		opts: opts, owners: conditions.Ownership{Features: so.Features},
 		known: map[string]*podState{},
 	}
+	so.Observer = status.Observers(so.Observer, c.observer())
+	c.mgr = status.NewManager(kc, so)
+	return c
 }
 
 // Manager returns the status.Manager the Client writes through, for its getters and
@@ -104,13 +128,28 @@ func New(pods corev1client.PodsGetter, opts Options) *Client {
 func (c *Client) Manager() *status.Manager { return c.mgr }
 
 // Run sends the accepted statuses until ctx is done, then returns nil; see
-// status.Manager.Run.
-func (c *Client) Run(ctx context.Context) error { return c.mgr.Run(ctx) }
+// status.Manager.Run. Statuses accepted while no Run runs (and nothing calls the
+// Manager's Run or Sync) are reported at error level after NotRunningGrace.
+//
+// With virtual-kubelet's logger (Options.Status.Logger unset), a ctx without a logr
+// logger logs through the virtual-kubelet logger it carries, else log.L.
+func (c *Client) Run(ctx context.Context) error {
+	if _, err := logr.FromContext(ctx); err != nil && c.vkLog {
+		ctx = logr.NewContext(ctx, vkLogger(ctx))
+	}
+	c.watch.running.Add(1)
+	defer c.watch.running.Add(-1)
+	return c.mgr.Run(ctx)
+}
 
 // EventHandler returns the handler to register on virtual-kubelet's pod informer
 // (node.PodControllerConfig.PodInformer): every server copy goes to the Manager, and a
 // deleted pod is forgotten.
+//
+// Until EventHandler is called, UpdateStatus refuses every status (ErrNotWired): a handler
+// that is not registered leaves the Client without the server's copies.
 func (c *Client) EventHandler() cache.ResourceEventHandler {
+	c.handler.Store(true)
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.observe(obj) },
 		UpdateFunc: func(_, obj any) { c.observe(obj) },
@@ -242,8 +281,13 @@ func (c *Client) holdDelete(ns, name string, opts metav1.DeleteOptions) (pod *v1
 // whose name is not in the spec; a NotFound *apierrors.StatusError when the server's pod
 // of that name has another UID (deleted and recreated: nothing is written, and
 // virtual-kubelet's updatePodStatus ignores NotFound); the API error of the metadata
-// PATCH; a *status.TransitionError when the Manager rejects the status.
+// PATCH; a *status.TransitionError when the Manager rejects the status; an error matching
+// ErrNotWired, before anything else, when EventHandler was never called (virtual-kubelet
+// logs it and retries the status a few times: the provider's author sees it at once).
 func (c *Client) UpdateStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	if !c.handler.Load() {
+		return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", errNoHandler)
+	}
 	if err := validate(pod); err != nil {
 		return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
 	}
@@ -448,9 +492,14 @@ func validate(pod *v1.Pod) error {
 	return &podstatus.InputError{Pod: pod.Namespace + "/" + pod.Name, Errs: errs}
 }
 
+// log is the logger of a method that takes ctx: ctx's logr logger, else, with
+// virtual-kubelet's logger, the one ctx carries (or log.L), else Options.Status.Logger.
 func (c *Client) log(ctx context.Context) logr.Logger {
 	if l, err := logr.FromContext(ctx); err == nil {
 		return l
+	}
+	if c.vkLog {
+		return vkLogger(ctx)
 	}
 	return c.logger
 }
