@@ -27,7 +27,14 @@
 // skips TestGetStatsSummary and TestGetMetricsResource (podsim has no resource usage).
 // Both tests together take about 40 s once built.
 //
-// Not checked here yet: that every watched version equals the kubelet v1.37.0's
-// generators for the simulated facts (internal/upstream/fleet's checker is local to its
-// test files).
+// TestPodClientOnlyProvider does the same for a provider of the most common kind
+// (handProvider, shaped like virtual-kubelet's mock provider): it hand-writes each status
+// and only swaps vkstatus's Client into PodClient (Client.Wire). It checks the first
+// status of a pod without a sandbox against kubelet v1.37.0's
+// GeneratePodReadyToStartContainersCondition, every watched version against its other
+// generators (internal/upstream/kubeletcheck), and that a pod deleted before its
+// containers started, one whose containers outlive the grace period and one the provider
+// stops each have a terminal phase on the server before they disappear:
+//
+//	cd internal/upstream/vk && go test -run TestPodClientOnlyProvider -v .
 package vk
