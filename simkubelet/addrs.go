@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -27,11 +27,11 @@ import (
 //     65,280 /24s).
 //
 // Pod CIDRs come from 10.1.0.0 to 11.0.0.0 in blocks sized for MaxPods (podCIDR), the
-// pool of the nodes without a pod CIDR (when Config.CIDR does not give it) is an aligned
+// pool of the nodes without a pod CIDR (when Options.CIDR does not give it) is an aligned
 // /14 of the same space (takeBlock), node IPs come from 172.16.0.2 to 172.31.255.254
 // (nodeIP). The pool is the one thing other agents cannot see (it is on no node), so two
-// agents adopting such nodes at once may pick the same /14; Config.CIDR per agent avoids
-// it, and a Config.CIDR overlapping a node's pod CIDR is logged at error level.
+// agents adopting such nodes at once may pick the same /14; Options.CIDR per agent avoids
+// it, and a Options.CIDR overlapping a node's pod CIDR is logged at error level.
 
 // nodeIPSlots is how many node IPs nodeIP numbers before it wraps around.
 const nodeIPSlots = 1<<20 - 3

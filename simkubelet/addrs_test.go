@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestIndependentAgentsNeverSharePodOrNodeIPs(t *testing.T) {
 		// decode) would let the agents intern in place: the simple fake's do not.
 		cs := fake.NewSimpleClientset(objs...)
 		var nodes []string
-		for _, cfg := range []Config{
+		for _, cfg := range []Options{
 			{Nodes: 3, NodeNamePrefix: "a-"},
 			{Nodes: 3, NodeNamePrefix: "b-"},
 			{ManageNodesWithLabelSelector: "pool=a"},
@@ -89,8 +89,8 @@ func TestIndependentAgentsNeverSharePodOrNodeIPs(t *testing.T) {
 func TestAgentSkipsAddressesOfExistingNodes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		cfg := Config{RESTConfig: restConfigForTest(), Nodes: 2, NodeNamePrefix: "late-", Profile: "fast", ProgressInterval: -1}
-		r, err := cfg.resolve()
+		cfg := Options{Nodes: 2, NodeNamePrefix: "late-", Profile: "fast", ProgressInterval: -1}
+		r, err := cfg.resolve(restConfigForTest())
 		if err != nil {
 			t.Fatal(err)
 		}

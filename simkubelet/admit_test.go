@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -115,11 +115,11 @@ func TestAdmitPod(t *testing.T) {
 func TestOutOfPodsOnADeclaredCapacity(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  Options
 		node *v1.Node // an existing node to adopt, or nil
 	}{
-		{"created with --max-pods 3", Config{Nodes: 1, MaxPods: 3}, nil},
-		{"adopted, allocatable 3", Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}, &v1.Node{
+		{"created with --max-pods 3", Options{Nodes: 1, MaxPods: 3}, nil},
+		{"adopted, allocatable 3", Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}, &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 			Status: v1.NodeStatus{Capacity: v1.ResourceList{v1.ResourcePods: resource.MustParse("110")},
 				Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("3")}},
@@ -131,7 +131,7 @@ func TestOutOfPodsOnADeclaredCapacity(t *testing.T) {
 	}
 }
 
-func testOutOfPods(t *testing.T, cfg Config, node *v1.Node) {
+func testOutOfPods(t *testing.T, cfg Options, node *v1.Node) {
 	ctx := context.Background()
 	cs := fake.NewClientset()
 	if node != nil {
@@ -256,11 +256,11 @@ func testOutOfPods(t *testing.T, cfg Config, node *v1.Node) {
 func TestPodsWaitingAtStartAreAdmittedOldestFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  Options
 		node *v1.Node
 	}{
-		{"created node taken over, --max-pods 2", Config{Nodes: 1, MaxPods: 2}, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0"}}},
-		{"adopted node, allocatable 2", Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}, &v1.Node{
+		{"created node taken over, --max-pods 2", Options{Nodes: 1, MaxPods: 2}, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0"}}},
+		{"adopted node, allocatable 2", Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}, &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: "fleet-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 			Status:     v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("2")}},
 		}},

@@ -1,4 +1,4 @@
-// Package agent is a simulated kubelet for many nodes: it registers (or adopts) Node
+// Package simkubelet is a simulated kubelet for many nodes: it registers (or adopts) Node
 // objects, renews their Leases and reports their status as the kubelet does, and serves
 // the pods bound to them with the kubelet's exact pod statuses, built by
 // podstate.Generate from a simulated container runtime (podsim) and sent by one
@@ -14,13 +14,13 @@
 //     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="").
 //     When it may adopt nodes later (a node selection), its cache holds them all, so an
 //     adopted node's pods need no new watch; when it manages only the nodes of
-//     Config.Nodes, it keeps only their pods (a sharded deployment's replica holds its
+//     Options.Nodes, it keeps only their pods (a sharded deployment's replica holds its
 //     own pods, not the cluster's). Every
 //     event goes to status.Manager.ObservePod (the server's copy is the PATCH base, and a
 //     readiness-gate change re-evaluates Ready at once) and queues the pod.
 //   - One work queue with a delaying min-heap (client-go's workqueue: one goroutine, one
 //     heap entry per pod at most) holds each pod's next change time (podsim's Next), and
-//     Config.Workers workers step pods: no goroutine or timer per pod. The queue never
+//     Options.Workers workers step pods: no goroutine or timer per pod. The queue never
 //     hands one pod to two workers at once.
 //   - Every step hands the runtime's facts to status.Manager.SyncPod, the kubelet's
 //     per-pod status step; the Manager is the only writer of pods/status.
@@ -30,7 +30,7 @@
 //
 // On a restart the pods already running are resumed from their server status
 // (podsim.New resumes them): no phase regression, no Ready flap, no restart counted.
-package agent
+package simkubelet
 
 import (
 	"cmp"
@@ -41,6 +41,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -96,18 +97,37 @@ type agent struct {
 	leases *leaseWriter
 }
 
-// Run runs the agent until ctx is done, then stops its workers, flushes the statuses
-// still pending (bounded by Config.ShutdownTimeout) and returns nil. It returns an error
-// for an invalid Config (a *podstatus.InputError, as Validate), a client it cannot build,
-// or when the API server rejects every node it must create and no node selection can
-// bring others. Other failed requests are logged at error level and retried with
-// backoff; a request the server rejects (a 4xx that says neither "later" nor "again") is
-// not retried in a loop but reported.
-func Run(ctx context.Context, cfg Config) error {
-	r, err := cfg.resolve()
+// Kubelet is a simulated kubelet for a set of nodes: New checks its Options, Run runs it.
+type Kubelet struct {
+	r       resolved
+	started atomic.Bool
+}
+
+// New returns a simulated kubelet that reaches the API server through restConfig
+// (required; Run copies it before changing its rate limit or transport) and runs as
+// opts says. Nothing is contacted before Run. The error is a *podstatus.InputError
+// (matching podstatus.ErrInvalidInput, as Options.Validate) naming every bad field, or a
+// nil restConfig.
+func New(restConfig *rest.Config, opts Options) (*Kubelet, error) {
+	r, err := opts.resolve(restConfig)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &Kubelet{r: r}, nil
+}
+
+// Run runs the simulated kubelet until ctx is done, then stops its workers, flushes the
+// statuses still pending (bounded by Options.ShutdownTimeout) and returns nil. It returns
+// an error for a client it cannot build, when the API server rejects every node it must
+// create and no node selection can bring others, or when Run was called before. Other
+// failed requests are logged at error level and retried with backoff; a request the
+// server rejects (a 4xx that says neither "later" nor "again") is not retried in a loop
+// but reported.
+func (k *Kubelet) Run(ctx context.Context) error {
+	if !k.started.CompareAndSwap(false, true) {
+		return errors.New("simkubelet: Run: called twice; a Kubelet runs once")
+	}
+	r := k.r
 	a := newAgent(r)
 
 	rc := rest.CopyConfig(r.RESTConfig)
@@ -130,11 +150,11 @@ func Run(ctx context.Context, cfg Config) error {
 	rc.Wrap(bufferWatches)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
-		return fmt.Errorf("agent: HTTP client for %s: %w", rc.Host, err)
+		return fmt.Errorf("simkubelet: HTTP client for %s: %w", rc.Host, err)
 	}
 	cs, err := kubernetes.NewForConfigAndClient(rc, hc)
 	if err != nil {
-		return fmt.Errorf("agent: clientset for %s: %w", rc.Host, err)
+		return fmt.Errorf("simkubelet: clientset for %s: %w", rc.Host, err)
 	}
 	// Core/v1 (pods, nodes, events) through podCodecs, on the same connection.
 	pc := podConfig(rc, a.responses.held)
@@ -145,7 +165,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// The Manager's PATCHes and DELETEs, most of the agent's requests, go over hc
 	// directly (kubeclient.NewForConfigAndClient), their answers decoded by podCodecs.
 	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManagerName()); err != nil {
-		return fmt.Errorf("agent: pod client for %s: %w", rc.Host, err)
+		return fmt.Errorf("simkubelet: pod client for %s: %w", rc.Host, err)
 	}
 	if a.leases, err = newLeaseWriter(rc, hc); err != nil {
 		return err
@@ -162,10 +182,10 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	if r.Registerer != nil {
 		prom := promobserver.New(promobserver.Options{})
 		if err := r.Registerer.Register(prom); err != nil {
-			return fmt.Errorf("agent: register status metrics: %w", err)
+			return fmt.Errorf("simkubelet: register status metrics: %w", err)
 		}
 		if err := a.counts.register(r.Registerer); err != nil {
-			return fmt.Errorf("agent: register agent metrics: %w", err)
+			return fmt.Errorf("simkubelet: register agent metrics: %w", err)
 		}
 		observer = status.Observers(observer, prom.Observer())
 	}
@@ -231,7 +251,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		return nil, nil
 	}}); err != nil {
-		return fmt.Errorf("agent: pod index: %w", err)
+		return fmt.Errorf("simkubelet: pod index: %w", err)
 	}
 	podHandler, err := a.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    a.onPod,
@@ -239,7 +259,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		DeleteFunc: a.onPodDelete,
 	})
 	if err != nil {
-		return fmt.Errorf("agent: pod handler: %w", err)
+		return fmt.Errorf("simkubelet: pod handler: %w", err)
 	}
 	// The informers stop with ctx; Shutdown waits for their goroutines, so none outlives
 	// Run.
@@ -271,7 +291,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		reg, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }})
 		if err != nil {
-			return fmt.Errorf("agent: node handler: %w", err)
+			return fmt.Errorf("simkubelet: node handler: %w", err)
 		}
 		nf.StartWithContext(infCtx)
 		factories = append(factories, nf)

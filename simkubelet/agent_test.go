@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -21,10 +21,9 @@ import (
 // fails the test if Run does not return in time. Tests call it inside a synctest bubble:
 // the agent's timers, the informers' and the Manager's backoff then run on the bubble's
 // clock, so no test waits for real time or depends on the machine's speed.
-func startFake(t *testing.T, cfg Config, cs *fake.Clientset) (stop func()) {
+func startFake(t *testing.T, cfg Options, cs *fake.Clientset) (stop func()) {
 	t.Helper()
-	cfg.RESTConfig = &rest.Config{Host: "fake"}
-	r, err := cfg.resolve()
+	r, err := cfg.resolve(&rest.Config{Host: "fake"})
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
@@ -60,7 +59,7 @@ func TestAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 func testAgentRegistersNodesLeasesAndServesPods(t *testing.T) {
 	cs := fake.NewClientset()
 	reg := prometheus.NewPedanticRegistry()
-	stop := startFake(t, Config{Nodes: 2, Profile: "fast", ProgressInterval: -1, NodeLeaseDurationSeconds: 4, Registerer: reg}, cs)
+	stop := startFake(t, Options{Nodes: 2, Profile: "fast", ProgressInterval: -1, NodeLeaseDurationSeconds: 4, Registerer: reg}, cs)
 	defer stop()
 	ctx := context.Background()
 
@@ -155,7 +154,7 @@ func testAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
 	// A node the informer delivers after the node loops started is reported at their next
 	// round (NodeStatusUpdateFrequency, 10 s by default: poll's own bound); 1 s keeps the
 	// test off that boundary.
-	stop := startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", ProgressInterval: -1, NodeStatusUpdateFrequency: time.Second}, cs)
+	stop := startFake(t, Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", ProgressInterval: -1, NodeStatusUpdateFrequency: time.Second}, cs)
 	defer stop()
 	ctx := context.Background()
 	poll(t, "the annotated node Ready", func() bool {
@@ -177,18 +176,18 @@ func testAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	rc := &rest.Config{Host: "x"}
-	for name, cfg := range map[string]Config{
+	for name, cfg := range map[string]Options{
 		"no rest config":          {Nodes: 1},
-		"no nodes":                {RESTConfig: rc},
-		"unknown profile":         {RESTConfig: rc, Nodes: 1, Profile: "turbo"},
-		"all and selector":        {RESTConfig: rc, ManageAllNodes: true, ManageNodesWithLabelSelector: "a=b"},
-		"bad annotation selector": {RESTConfig: rc, ManageNodesWithAnnotationSelector: "a=b=c"},
+		"no nodes":                {},
+		"unknown profile":         {Nodes: 1, Profile: "turbo"},
+		"all and selector":        {ManageAllNodes: true, ManageNodesWithLabelSelector: "a=b"},
+		"bad annotation selector": {ManageNodesWithAnnotationSelector: "a=b=c"},
 	} {
-		if _, err := cfg.resolve(); err == nil {
+		if _, err := cfg.resolve(rc); err == nil {
 			t.Errorf("%s: resolve accepted %+v", name, cfg)
 		}
 	}
-	r, err := Config{RESTConfig: rc, ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}.resolve()
+	r, err := Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake"}.resolve(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +247,13 @@ func TestOnRunningAfterTheNodesExist(t *testing.T) {
 	synctest.Test(t, testOnRunningAfterTheNodesExist)
 }
 
-// OnRunning comes once, when every node of Config.Nodes exists on the server: what the
+// OnRunning comes once, when every node of Options.Nodes exists on the server: what the
 // fleet command's /readyz waits for.
 func testOnRunningAfterTheNodesExist(t *testing.T) {
 	cs := fake.NewClientset()
 	type call struct{ event, onServer int }
 	calls := make(chan call, 2)
-	stop := startFake(t, Config{Nodes: 3, ProgressInterval: -1, OnRunning: func(ev RunningEvent) {
+	stop := startFake(t, Options{Nodes: 3, ProgressInterval: -1, OnRunning: func(ev RunningEvent) {
 		nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Errorf("list nodes: %v", err)

@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 	"github.com/podstatus/podstatus/status"
 )
 
-// Defaults of Config's zero values.
+// Defaults of Options's zero values.
 const (
 	// DefaultNodeNamePrefix names the nodes the agent creates: fleet-node-0, fleet-node-1, ...
 	DefaultNodeNamePrefix = "fleet-node-"
@@ -49,16 +49,13 @@ const (
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
-// Config configures Run. Only RESTConfig is required; every other zero value is the
+// Options configures Run. Only RESTConfig is required; every other zero value is the
 // default, and a negative count is an error (a count is never "0 means default" for one
 // field and an error for another). Validate (and Run) report invalid values as a
-// *podstatus.InputError whose field paths are Go paths (Config.MaxPods); the fleet
+// *podstatus.InputError whose field paths are Go paths (Options.MaxPods); the fleet
 // command maps them to its flags (--max-pods). The node selection fields mirror KWOK's
 // flags of the same names.
-type Config struct {
-	// RESTConfig reaches the API server. Run copies it before changing QPS, Burst or
-	// the transport.
-	RESTConfig *rest.Config
+type Options struct {
 	// QPS and Burst are the client-side rate limit. Zero QPS means no client-side limit
 	// (what KWOK users expect from a simulator); a positive QPS uses client-go's token
 	// bucket with Burst (default 2·QPS).
@@ -156,15 +153,18 @@ type Config struct {
 	OnRunning func(RunningEvent)
 }
 
-// RunningEvent is Config.OnRunning's argument.
+// RunningEvent is Options.OnRunning's argument.
 type RunningEvent struct {
 	// Nodes is how many nodes the agent manages at that moment.
 	Nodes int
 }
 
-// resolved is a Config with its defaults applied and its strings parsed.
+// resolved is a Options with its defaults applied and its strings parsed.
 type resolved struct {
-	Config
+	Options
+	// RESTConfig reaches the API server (New's argument). Run copies it before changing
+	// QPS, Burst or the transport.
+	RESTConfig *rest.Config
 	profile    podsim.Profile
 	labelSel   labels.Selector
 	annoSel    labels.Selector
@@ -173,9 +173,9 @@ type resolved struct {
 
 // Validate reports what Run would reject in c, without connecting anywhere: the same
 // *podstatus.InputError (it matches podstatus.ErrInvalidInput), whose field paths are the
-// Go paths of the bad fields (Config.MaxPods). A nil RESTConfig is the one problem it does
+// Go paths of the bad fields (Options.MaxPods). A nil RESTConfig is the one problem it does
 // not report, so that a program can check its flags before it loads a kubeconfig.
-func (c Config) Validate() error {
+func (c Options) Validate() error {
 	_, errs := c.resolveFields()
 	return wrapInput(errs)
 }
@@ -184,22 +184,23 @@ func wrapInput(errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("agent: %w", &podstatus.InputError{Errs: errs})
+	return fmt.Errorf("simkubelet: %w", &podstatus.InputError{Errs: errs})
 }
 
-func (c Config) resolve() (resolved, error) {
+func (c Options) resolve(rc *rest.Config) (resolved, error) {
 	r, errs := c.resolveFields()
-	if c.RESTConfig == nil {
-		errs = append(errs, field.Required(field.NewPath("Config", "RESTConfig"), ""))
+	r.RESTConfig = rc
+	if rc == nil {
+		errs = append(errs, field.Required(field.NewPath("restConfig"), ""))
 	}
 	return r, wrapInput(errs)
 }
 
 // resolveFields applies the defaults and parses the strings, listing every problem.
-func (c Config) resolveFields() (resolved, field.ErrorList) {
-	r := resolved{Config: c}
+func (c Options) resolveFields() (resolved, field.ErrorList) {
+	r := resolved{Options: c}
 	var errs field.ErrorList
-	path := field.NewPath("Config")
+	path := field.NewPath("Options")
 	if c.Nodes < 0 {
 		errs = append(errs, field.Invalid(path.Child("Nodes"), c.Nodes, "must not be negative"))
 	}
@@ -279,10 +280,10 @@ func (c Config) resolveFields() (resolved, field.ErrorList) {
 		r.profile = p
 	}
 	if c.ManageAllNodes && (c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
-		errs = append(errs, field.Forbidden(path.Child("ManageAllNodes"), "cannot be combined with Config.ManageSingleNode, Config.ManageNodesWithLabelSelector or Config.ManageNodesWithAnnotationSelector"))
+		errs = append(errs, field.Forbidden(path.Child("ManageAllNodes"), "cannot be combined with Options.ManageSingleNode, Options.ManageNodesWithLabelSelector or Options.ManageNodesWithAnnotationSelector"))
 	}
 	if c.ManageSingleNode != "" && (c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != "") {
-		errs = append(errs, field.Forbidden(path.Child("ManageSingleNode"), "cannot be combined with Config.ManageNodesWithLabelSelector or Config.ManageNodesWithAnnotationSelector"))
+		errs = append(errs, field.Forbidden(path.Child("ManageSingleNode"), "cannot be combined with Options.ManageNodesWithLabelSelector or Options.ManageNodesWithAnnotationSelector"))
 	}
 	if c.ManageSingleNode != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(c.ManageSingleNode) {
@@ -303,7 +304,7 @@ func (c Config) resolveFields() (resolved, field.ErrorList) {
 	r.adoptNodes = c.ManageAllNodes || c.ManageSingleNode != "" || r.labelSel != nil || r.annoSel != nil
 	selection := c.ManageAllNodes || c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != ""
 	if !selection && c.Nodes == 0 {
-		errs = append(errs, field.Required(path.Child("Nodes"), "set Config.Nodes or a way to select existing nodes (Config.ManageAllNodes, Config.ManageSingleNode, Config.ManageNodesWithLabelSelector, Config.ManageNodesWithAnnotationSelector)"))
+		errs = append(errs, field.Required(path.Child("Nodes"), "set Options.Nodes or a way to select existing nodes (Options.ManageAllNodes, Options.ManageSingleNode, Options.ManageNodesWithLabelSelector, Options.ManageNodesWithAnnotationSelector)"))
 	}
 	return r, errs
 }

@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func TestAgentDoesNotRetryRejectedNodes(t *testing.T) {
 				field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "fleet-node-0", "rejected by a webhook")})
 		})
 		var log errorLog
-		r, err := Config{RESTConfig: restConfigForTest(), Nodes: 1, ProgressInterval: -1, Logger: log.logger()}.resolve()
+		r, err := Options{Nodes: 1, ProgressInterval: -1, Logger: log.logger()}.resolve(restConfigForTest())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestAgentRetriesServerDownAtErrorLevel(t *testing.T) {
 			return false, nil, nil
 		})
 		var log errorLog
-		stop := startFake(t, Config{Nodes: 1, ProgressInterval: -1, Logger: log.logger()}, cs)
+		stop := startFake(t, Options{Nodes: 1, ProgressInterval: -1, Logger: log.logger()}, cs)
 		defer stop()
 		poll(t, "the node created after three failures", func() bool {
 			_, err := cs.CoreV1().Nodes().Get(context.Background(), DefaultNodeNamePrefix+"0", metav1.GetOptions{})
@@ -126,7 +126,7 @@ func TestAgentWarnsWhenNoNodeMatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cs := fake.NewClientset()
 		var log errorLog
-		stop := startFake(t, Config{ManageSingleNode: "does-not-exist", ProgressInterval: -1, NodeStatusUpdateFrequency: time.Second, Logger: log.logger()}, cs)
+		stop := startFake(t, Options{ManageSingleNode: "does-not-exist", ProgressInterval: -1, NodeStatusUpdateFrequency: time.Second, Logger: log.logger()}, cs)
 		defer stop()
 		poll(t, "an error line saying no node matches", func() bool { return log.count("No existing node matches") == 1 })
 		if _, err := cs.CoreV1().Nodes().Create(context.Background(), &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "does-not-exist"}}, metav1.CreateOptions{}); err != nil {
@@ -149,7 +149,7 @@ func TestAgentReportsUnknownAnnotation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cs := fake.NewClientset()
 		reg := prometheus.NewPedanticRegistry()
-		stop := startFake(t, Config{Nodes: 1, Profile: "fast", ProgressInterval: -1, Registerer: reg}, cs)
+		stop := startFake(t, Options{Nodes: 1, Profile: "fast", ProgressInterval: -1, Registerer: reg}, cs)
 		defer stop()
 		ctx := context.Background()
 		pod := &v1.Pod{

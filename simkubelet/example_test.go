@@ -1,4 +1,4 @@
-package agent_test
+package simkubelet_test
 
 import (
 	"context"
@@ -8,26 +8,28 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // Run the agent in your own process: 10 nodes of its own plus every node KWOK would have
 // managed, until SIGINT or SIGTERM.
-func ExampleRun() {
+func ExampleKubelet_Run() {
 	rc, kerr := clientcmd.BuildConfigFromFlags("", "/path/to/kubeconfig")
 	if kerr != nil {
 		panic(kerr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err := agent.Run(ctx, agent.Config{
-		RESTConfig:                        rc,
+	k, err := simkubelet.New(rc, simkubelet.Options{
 		Nodes:                             10,
 		ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake",
 		Profile:                           "fast",
 		Registerer:                        prometheus.NewRegistry(), // serve it with promhttp
 	})
 	if err != nil {
-		panic(err) // only an invalid Config
+		panic(err) // an invalid Options
+	}
+	if err := k.Run(ctx); err != nil {
+		panic(err)
 	}
 }

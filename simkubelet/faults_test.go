@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func testAgentRetriesFailedRequests(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	stop := startFake(t, Config{Nodes: 1, Profile: "fast", ProgressInterval: -1}, cs)
+	stop := startFake(t, Options{Nodes: 1, Profile: "fast", ProgressInterval: -1}, cs)
 	defer stop()
 	ctx := context.Background()
 	poll(t, "the node created after two failures", func() bool {
@@ -83,7 +83,7 @@ func (e faultError) Error() string { return string(e) }
 // A delete seen only as a tombstone (the watch missed the final state) still forgets the
 // pod and frees its simulation.
 func TestPodDeleteTombstone(t *testing.T) {
-	r, err := Config{RESTConfig: restConfigForTest(), Nodes: 1, Profile: "fast"}.resolve()
+	r, err := Options{Nodes: 1, Profile: "fast"}.resolve(restConfigForTest())
 	if err != nil {
 		t.Fatal(err)
 	}

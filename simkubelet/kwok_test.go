@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func testKWOKNode(t *testing.T, cidr string) {
 	cs := fake.NewClientset(kwok, declared)
 	// NodeStatusUpdateFrequency 1 s: a node adopted after the node loops started is
 	// reported at their next round, which must come well within poll's bound.
-	defer startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: cidr, Profile: "fast", ProgressInterval: -1,
+	defer startFake(t, Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: cidr, Profile: "fast", ProgressInterval: -1,
 		NodeStatusUpdateFrequency: time.Second}, cs)()
 	for i := range pods {
 		pod := &v1.Pod{
@@ -127,7 +127,7 @@ func TestCIDROverlappingANodeIsReported(t *testing.T) {
 		kwok := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-0", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
 		cs := fake.NewClientset(owner, kwok)
 		var log errorLog
-		defer startFake(t, Config{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: "192.168.0.0/22", ProgressInterval: -1, Logger: log.logger()}, cs)()
+		defer startFake(t, Options{ManageNodesWithAnnotationSelector: "kwok.x-k8s.io/node=fake", CIDR: "192.168.0.0/22", ProgressInterval: -1, Logger: log.logger()}, cs)()
 		poll(t, "an error line about the overlap", func() bool { return log.count("overlaps pod CIDRs") == 1 })
 	})
 }

@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"bytes"
@@ -53,11 +53,11 @@ func newLeaseWriter(rc *rest.Config, hc *http.Client) (*leaseWriter, error) {
 	}
 	rcl, err := rest.RESTClientForConfigAndClient(c, hc)
 	if err != nil {
-		return nil, fmt.Errorf("agent: lease client: %w", err)
+		return nil, fmt.Errorf("simkubelet: lease client: %w", err)
 	}
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), c.ContentType)
 	if !ok {
-		return nil, fmt.Errorf("agent: lease client: no serializer for content type %q", c.ContentType)
+		return nil, fmt.Errorf("simkubelet: lease client: no serializer for content type %q", c.ContentType)
 	}
 	base := rcl.Get().Namespace(leaseNamespace).Resource("leases").URL()
 	base.Path = strings.TrimSuffix(base.Path, "/") + "/"

@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"cmp"
@@ -61,7 +61,7 @@ type nodeSet struct {
 }
 
 // sharedPoolBits is the size of the pod address pool the agent picks for the nodes
-// without a pod CIDR when Config.CIDR is not set: a /14, 262,141 pods across them.
+// without a pod CIDR when Options.CIDR is not set: a /14, 262,141 pods across them.
 const sharedPoolBits = 14
 
 // sharedPool returns the pool of the nodes without a pod CIDR, making it from cidr (or a
@@ -77,8 +77,8 @@ func (s *nodeSet) sharedPool(cidr string) (_ *podsim.IPAM, _ string, overlaps bo
 			s.space.markPrefix(p)
 		}
 		pool, err := podsim.NewIPAM(cidr)
-		if err != nil { // Config.CIDR was validated; a block the agent picks is valid
-			panic(fmt.Sprintf("agent: pod address pool %s: %v", cidr, err))
+		if err != nil { // Options.CIDR was validated; a block the agent picks is valid
+			panic(fmt.Sprintf("simkubelet: pod address pool %s: %v", cidr, err))
 		}
 		s.pool, s.poolCIDR = pool, cidr
 	}
@@ -107,7 +107,7 @@ func (s *nodeSet) len() int {
 	return len(s.nodes)
 }
 
-// maxMaxPods is the largest Config.MaxPods: a /12 per node.
+// maxMaxPods is the largest Options.MaxPods: a /12 per node.
 const maxMaxPods = 1<<20 - 3
 
 // podCIDRBits is the prefix length of a pod CIDR with room for maxPods pods: a /24 (as
@@ -297,7 +297,7 @@ func (a *agent) ensureNodes(ctx context.Context, existing map[string]*v1.Node) e
 		return err
 	}
 	if nRejected > 0 && nRejected == a.cfg.Nodes && !a.cfg.adoptNodes {
-		return fmt.Errorf("agent: the API server rejected every node: %w", firstErr)
+		return fmt.Errorf("simkubelet: the API server rejected every node: %w", firstErr)
 	}
 	return nil
 }
@@ -320,7 +320,7 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 		return idx
 	}
 	// Pod addresses: the node's own pod CIDR, else the pool shared by the nodes without
-	// one (Config.CIDR, KWOK's --cidr, or a range the agent picks).
+	// one (Options.CIDR, KWOK's --cidr, or a range the agent picks).
 	cidr := n.Spec.PodCIDR
 	var ipam *podsim.IPAM
 	if cidr != "" {

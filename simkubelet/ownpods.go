@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // ownPodsOnly reports whether the pod informer may drop the pods of other nodes: the agent
-// manages exactly the nodes of Config.Nodes, all known before the informer starts, and
+// manages exactly the nodes of Options.Nodes, all known before the informer starts, and
 // adopts none later (no node selection), so a pod it drops can never become its own (a
 // pod's spec.nodeName does not change once set).
 func (r *resolved) ownPodsOnly() bool {

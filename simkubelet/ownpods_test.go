@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -14,22 +14,21 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// An agent that manages only the nodes of Config.Nodes keeps only their pods in its
+// An agent that manages only the nodes of Options.Nodes keeps only their pods in its
 // informer, listed or watched; with a node selection (nodes adopted later) it keeps every
 // bound pod, as it cannot know which will be its own.
 func TestOwnPodsOnly(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  Config
+		cfg  Options
 		want bool
 	}{
-		{Config{Nodes: 2}, true},
-		{Config{Nodes: 1}, false}, // the server's field selector spec.nodeName=<node> does it
-		{Config{Nodes: 2, ManageNodesWithLabelSelector: "a=b"}, false},
-		{Config{ManageAllNodes: true}, false},
-		{Config{Nodes: 3, ManageSingleNode: "n"}, false},
+		{Options{Nodes: 2}, true},
+		{Options{Nodes: 1}, false}, // the server's field selector spec.nodeName=<node> does it
+		{Options{Nodes: 2, ManageNodesWithLabelSelector: "a=b"}, false},
+		{Options{ManageAllNodes: true}, false},
+		{Options{Nodes: 3, ManageSingleNode: "n"}, false},
 	} {
-		tc.cfg.RESTConfig = &rest.Config{}
-		r, err := tc.cfg.resolve()
+		r, err := tc.cfg.resolve(&rest.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +39,7 @@ func TestOwnPodsOnly(t *testing.T) {
 }
 
 func TestOwnPodInformerKeepsOnlyTheAgentsPods(t *testing.T) {
-	r, err := Config{Nodes: 2, NodeNamePrefix: "s0-node-", RESTConfig: &rest.Config{}}.resolve()
+	r, err := Options{Nodes: 2, NodeNamePrefix: "s0-node-"}.resolve(&rest.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

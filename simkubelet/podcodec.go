@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"fmt"
@@ -111,7 +111,7 @@ func podConfig(rc *rest.Config, held func(uid, rv []byte) *v1.Pod) *rest.Config 
 func newPodCoreV1(rc *rest.Config, hc *http.Client) (typedcorev1.CoreV1Interface, error) {
 	rcl, err := rest.RESTClientForConfigAndClient(rc, hc)
 	if err != nil {
-		return nil, fmt.Errorf("agent: core/v1 client: %w", err)
+		return nil, fmt.Errorf("simkubelet: core/v1 client: %w", err)
 	}
 	return typedcorev1.New(rcl), nil
 }
@@ -337,7 +337,7 @@ func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte) error {
 	// v1.Pod.Unmarshal copies every string and byte slice out of lean, so the buffer
 	// is free again once it returns.
 	if err := pod.Unmarshal(lean); err != nil {
-		return fmt.Errorf("agent: decoding a pod: %w", err)
+		return fmt.Errorf("simkubelet: decoding a pod: %w", err)
 	}
 	if pod.DeletionTimestamp == nil {
 		internPod(pod)

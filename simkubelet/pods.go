@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 const ReasonInvalidSimAnnotation = "InvalidSimAnnotation"
 
 // ReasonSimulationError is the reason of the Warning Event a pod gets when the simulated
-// runtime cannot start it: the node's pod CIDR has no address left (raise Config.MaxPods,
+// runtime cannot start it: the node's pod CIDR has no address left (raise Options.MaxPods,
 // or give the node a larger spec.podCIDR).
 const ReasonSimulationError = "SimulationError"
 

@@ -1,4 +1,4 @@
-package agent
+package simkubelet
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func testStatusOnlyUpdatesAreObservedNotStepped(t *testing.T) {
 	tr := &rvTracker{ObjectTracker: cs.Tracker()}
 	cs.PrependReactor("*", "*", clienttesting.ObjectReaction(tr))
 	var steps atomic.Int64
-	stop := startFake(t, Config{Nodes: 1, Profile: "fast", ProgressInterval: -1,
+	stop := startFake(t, Options{Nodes: 1, Profile: "fast", ProgressInterval: -1,
 		OnStatus: func(*v1.Pod, podstate.Input, v1.PodStatus) { steps.Add(1) }}, cs)
 	defer stop()
 	ctx := context.Background()

@@ -11,7 +11,8 @@
 // between is overwritten (virtual-kubelet#277, #976, #988), drift is not repaired
 // (#899), and a status rejected for another UID is requeued (#1157).
 //
-// A Client is a PodsGetter to put in PodClient instead. Its UpdateStatus hands the
+// A Client is a PodsGetter to put in PodClient instead (Client.Wire does it and
+// registers Client.EventHandler; Client.Run sends). Its UpdateStatus hands the
 // provider's status to a status.Manager, which merges it with the server's copy (only
 // the fields the kubelet owns; foreign conditions are the server's) and sends one minimal
 // strategic-merge PATCH of pods/status with a metadata.uid precondition, as the kubelet's
@@ -32,6 +33,28 @@
 // A container state that is Terminated and also Running or Waiting (what
 // virtual-kubelet's syncProviderWrapper.DeletePod reports, node/sync.go) is taken as
 // Terminated.
+//
+// # The sandbox of a provider that reports no runtime facts
+//
+// The kubelet's PodReadyToStartContainers comes from the runtime's sandboxes
+// (GeneratePodReadyToStartContainersCondition in pkg/kubelet/status/generate.go), which
+// UpdateStatus infers from the provider's status. The status shows a sandbox when it has a
+// pod IP, a container that was created (running, terminated, terminated before, or with a
+// container ID) or the provider's own PodReadyToStartContainers True; the sandbox is then
+// ready unless the provider's own PodReadyToStartContainers is False. When it shows none,
+// the server's copy decides: if it shows one (a sandbox existed), the sandbox is there and
+// not ready ("pod sandbox is not ready"); otherwise there is none ("no pod sandbox
+// exists", the kubelet's first status of every pod). The sandbox has the pod's
+// spec.hostNetwork and the provider's pod IP.
+//
+// # Wiring and logs
+//
+// A Client that is not wired says so: UpdateStatus fails with ErrNotWired until
+// EventHandler was asked for, and statuses accepted while nothing runs the Manager are
+// logged at error level after NotRunningGrace. Without Options.Status.Logger the Client
+// and its Manager log through virtual-kubelet's logger (the context's, else log.L), so a
+// write that keeps failing (UpdateStatus returned before it) is an error line where the
+// provider already looks.
 //
 // # Labels and annotations
 //
@@ -59,16 +82,30 @@
 //
 // # Deletion
 //
-// For a pod with a deletionTimestamp, the provider stops its containers and reports
+// A deleted pod's terminal phase is on the server before the pod object is deleted, for
+// every provider, as the kubelet's status manager deletes a pod only then (canBeDeleted in
+// pkg/kubelet/status/status_manager.go). virtual-kubelet force-deletes a pod with a
+// deletionTimestamp as soon as none of its containers runs (PodController.syncPodInProvider,
+// which counts a waiting container as not running, so a pod deleted before its containers
+// started qualifies at once) and otherwise when its grace period ends
+// (deletePodsFromKubernetesHandler, node/pod.go, grace period 0 with a UID precondition).
+// That request reaches the Client's Delete, which can hold it: while the server's copy has
+// no terminal phase, Delete sends nothing and the Manager deletes the pod with grace
+// period 0 and a UID precondition (status.Options.Deleter) right after the PATCH that put
+// the terminal status on the server.
+//
+// For a pod whose status SyncPod produces, the provider stops its containers and reports
 // them through SyncPod with Stopped once none runs: the status that carries the
-// terminated containers carries the terminal phase and Ready=False too (one PATCH), and
-// once it is on the server the Manager deletes the pod with grace period 0 and a UID
-// precondition (status.Options.Deleter, the kubelet's canBeDeleted). virtual-kubelet
-// force-deletes a pod with a deletionTimestamp as soon as none of its containers runs
-// (PodController.syncPodInProvider, which counts a waiting container as not running, so a
-// pod deleted before its containers started qualifies at once); the Client's Delete
-// defers that request for a pod whose status SyncPod produces until its terminal phase is
-// on the server, so the pod never disappears without a terminal status. A provider that
-// never reports the pod Stopped therefore keeps it on the server, as a kubelet whose
+// terminated containers carries the terminal phase and Ready=False too (one PATCH). A
+// provider that never reports the pod Stopped keeps it on the server, as a kubelet whose
 // runtime does not stop a container does.
+//
+// For any other pod (a provider that only writes statuses), the held force delete is
+// where virtual-kubelet is done with the pod's containers, where the kubelet's pod worker
+// calls its status manager's TerminatePod (SyncTerminatingPod in pkg/kubelet/kubelet.go):
+// the Client calls status.Manager.TerminatePod there (a container not reported
+// terminated is terminated with exit code 137, ContainerStatusUnknown; a non-terminal
+// phase becomes Failed; Ready and ContainersReady become False). Holding the delete in
+// the Client is possible because virtual-kubelet sends every pod write through PodClient
+// and acts on Delete's answer only by logging it: a nil answer ends its work on the pod.
 package vkstatus

@@ -84,6 +84,7 @@ require (
 	github.com/podstatus/podstatus/examples/fleet v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/examples/fleet/bench v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/examples/simnode/kube v0.0.0-00010101000000-000000000000
+	github.com/podstatus/podstatus/simkubelet v0.0.0-00010101000000-000000000000
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -223,3 +224,5 @@ replace github.com/podstatus/podstatus/examples/fleet => ../../examples/fleet
 replace github.com/podstatus/podstatus/examples/fleet/bench => ../../examples/fleet/bench
 
 replace github.com/podstatus/podstatus/status/promobserver => ../../status/promobserver
+
+replace github.com/podstatus/podstatus/simkubelet => ../../simkubelet

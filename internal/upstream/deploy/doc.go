@@ -1,4 +1,4 @@
-// Package deploy runs the fleet agent (examples/fleet/agent) with the RBAC of its
+// Package deploy runs the simulated kubelet (simkubelet, the fleet program's engine) with the RBAC of its
 // manifests (examples/fleet/deploy) on a real kube-apiserver v1.37.0 with RBAC
 // authorization, authenticated by its ServiceAccount's token: the role is sufficient (the
 // agent serves its pods with no request forbidden) and minimal (without any one of its

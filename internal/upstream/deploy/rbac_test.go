@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/examples/fleet/deploy"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/podsim"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // request is an API request as the authorizer sees it: its verb (get, list, watch,
@@ -44,7 +44,7 @@ func (r request) String() string {
 	return r.verb + " " + r.resource + "." + r.group
 }
 
-// needed is every request the fleet agent makes, found by reading examples/fleet/agent and
+// needed is every request the fleet agent makes, found by reading simkubelet and
 // the status Manager it runs. It is this test's oracle for the manifests' roles, written
 // independently of them: their verbs must be exactly these, each is shown needed (the
 // agent's request is forbidden without it) and all together sufficient.
@@ -319,8 +319,7 @@ func (w world) run(t *testing.T, srv *apiserver.Server, rc *rest.Config, limit t
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() {
-		ran <- agent.Run(ctx, agent.Config{
-			RESTConfig:                   rc,
+		ran <- runKubelet(ctx, rc, simkubelet.Options{
 			Nodes:                        2,
 			NodeNamePrefix:               w.name + "-node-",
 			ManageNodesWithLabelSelector: worldLabel + "=" + w.name,
@@ -336,7 +335,7 @@ func (w world) run(t *testing.T, srv *apiserver.Server, rc *rest.Config, limit t
 		select {
 		case err := <-ran:
 			if err != nil {
-				t.Errorf("agent.Run: %v", err)
+				t.Errorf("simkubelet Run: %v", err)
 			}
 		case <-time.After(20 * time.Second):
 			t.Errorf("the agent did not stop within 20 s of its context being cancelled")
@@ -348,7 +347,7 @@ func (w world) run(t *testing.T, srv *apiserver.Server, rc *rest.Config, limit t
 		select {
 		case err := <-ran:
 			ran <- err // for the deferred stop
-			return false, fmt.Errorf("agent.Run returned early: %v", err)
+			return false, fmt.Errorf("simkubelet Run returned early: %v", err)
 		default:
 		}
 		if !deleted {

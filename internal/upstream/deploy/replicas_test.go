@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/examples/fleet/deploy"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // Two replicas as the StatefulSet runs them share a cluster: the arguments of fleet-0 and
@@ -46,7 +46,8 @@ func TestStatefulSetReplicasShareTheCluster(t *testing.T) {
 
 	type replica struct {
 		name    string
-		cfg     agent.Config
+		cfg     simkubelet.Options
+		rc      *rest.Config
 		running chan struct{}
 	}
 	replicas := make([]*replica, 2)
@@ -57,9 +58,9 @@ func TestStatefulSetReplicasShareTheCluster(t *testing.T) {
 		}
 		r := &replica{name: fmt.Sprintf("%s-%d", sts.Name, ordinal), running: make(chan struct{})}
 		rc := rest.CopyConfig(c.rc)
-		r.cfg = agent.Config{Profile: "fast", ProgressInterval: -1, ShutdownTimeout: 2 * time.Second,
+		r.cfg = simkubelet.Options{Profile: "fast", ProgressInterval: -1, ShutdownTimeout: 2 * time.Second,
 			Logger:    testr.NewWithOptions(t, testr.Options{Verbosity: 0}).WithName(r.name),
-			OnRunning: func(agent.RunningEvent) { close(r.running) }}
+			OnRunning: func(simkubelet.RunningEvent) { close(r.running) }}
 		for _, a := range args {
 			name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 			switch name {
@@ -74,22 +75,22 @@ func TestStatefulSetReplicasShareTheCluster(t *testing.T) {
 			case "metrics-addr":
 				// What it serves for the StatefulSet, /readyz, is OnRunning here.
 			default:
-				t.Fatalf("argument %q of the StatefulSet: map it to agent.Config in this test", a)
+				t.Fatalf("argument %q of the StatefulSet: map it to simkubelet.Options in this test", a)
 			}
 		}
-		r.cfg.RESTConfig = rc
+		r.rc = rc
 		replicas[ordinal] = r
 	}
 	for _, r := range replicas {
 		actx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- agent.Run(actx, r.cfg) }()
+		go func() { done <- runKubelet(actx, r.rc, r.cfg) }()
 		defer func() {
 			cancel()
 			select {
 			case err := <-done:
 				if err != nil {
-					t.Errorf("%s: agent.Run: %v", r.name, err)
+					t.Errorf("%s: simkubelet Run: %v", r.name, err)
 				}
 			case <-time.After(30 * time.Second):
 				t.Errorf("%s did not stop within 30 s of its context being cancelled", r.name)
@@ -98,7 +99,7 @@ func TestStatefulSetReplicasShareTheCluster(t *testing.T) {
 		select {
 		case <-r.running:
 		case err := <-done:
-			t.Fatalf("%s: agent.Run returned before running: %v", r.name, err)
+			t.Fatalf("%s: simkubelet Run returned before running: %v", r.name, err)
 		case <-time.After(60 * time.Second):
 			t.Fatalf("%s not running (its nodes registered) within 60 s", r.name)
 		}

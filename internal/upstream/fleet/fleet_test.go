@@ -29,12 +29,12 @@ import (
 	kubeletstatus "k8s.io/kubernetes/pkg/kubelet/status"
 	"k8s.io/utils/ptr"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/internal/upstream/kubeletcheck"
 	"github.com/podstatus/podstatus/internal/upstream/kubeletview"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/podstate"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 const gate = v1.PodConditionType("example.com/gate")
@@ -313,8 +313,7 @@ func TestFleetAgentAgainstRealAPIServer(t *testing.T) {
 		actx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			done <- agent.Run(actx, agent.Config{
-				RESTConfig:               rc,
+			done <- runKubelet(actx, rc, simkubelet.Options{
 				Nodes:                    nodes,
 				NodeNamePrefix:           prefix,
 				NodeLeaseDurationSeconds: 4, // renewed every second
@@ -471,7 +470,7 @@ func TestFleetAgentAgainstRealAPIServer(t *testing.T) {
 		found := false
 		var others []string
 		for _, e := range evs.Items {
-			if e.Reason == agent.ReasonInvalidSimAnnotation && e.Type == v1.EventTypeWarning && e.InvolvedObject.Name == "plain-0" {
+			if e.Reason == simkubelet.ReasonInvalidSimAnnotation && e.Type == v1.EventTypeWarning && e.InvolvedObject.Name == "plain-0" {
 				found = true
 			} else {
 				others = append(others, fmt.Sprintf("%s %s %s: %s", e.Type, e.Reason, e.InvolvedObject.Name, e.Message))
@@ -483,7 +482,7 @@ func TestFleetAgentAgainstRealAPIServer(t *testing.T) {
 		return found, nil
 	})
 	if err != nil {
-		t.Errorf("no %s Warning Event for plain-0", agent.ReasonInvalidSimAnnotation)
+		t.Errorf("no %s Warning Event for plain-0", simkubelet.ReasonInvalidSimAnnotation)
 	}
 
 	// Leases are renewed: each within its duration (4 s; renewed every second).

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // On a real API server, a node the agent made with --max-pods 2 rejects its third pod as
@@ -26,8 +26,8 @@ func TestOutOfPodsOnARealAPIServer(t *testing.T) {
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- agent.Run(actx, agent.Config{
-			RESTConfig: srv.Config, Nodes: 1, NodeNamePrefix: "oop-node-", MaxPods: 2, Profile: "fast",
+		done <- runKubelet(actx, srv.Config, simkubelet.Options{
+			Nodes: 1, NodeNamePrefix: "oop-node-", MaxPods: 2, Profile: "fast",
 			Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
 		})
 	}()

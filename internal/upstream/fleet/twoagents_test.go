@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // writeLog records the writes (anything but GET, LIST and WATCH) one agent sends, as
@@ -87,8 +87,7 @@ func TestTwoAgentsShareNodes(t *testing.T) {
 		actx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			done <- agent.Run(actx, agent.Config{
-				RESTConfig:                   rc,
+			done <- runKubelet(actx, rc, simkubelet.Options{
 				ManageNodesWithLabelSelector: "pool=" + p,
 				NodeLeaseDurationSeconds:     4,
 				Profile:                      "fast",

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podstatus/podstatus/examples/fleet/agent"
 	"github.com/podstatus/podstatus/examples/fleet/bench"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 // The size of a run: 200 pods on 2 nodes, unless FLEETBENCH_PODS and FLEETBENCH_NODES
@@ -56,8 +56,7 @@ func TestFleetAgent(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- agent.Run(ctx, agent.Config{
-			RESTConfig:                        srv.Config,
+		errc <- runKubelet(ctx, srv.Config, simkubelet.Options{
 			ManageNodesWithAnnotationSelector: bench.FakeNodeAnnotation,
 			Profile:                           "fast",
 			ProgressInterval:                  -1,
@@ -68,10 +67,10 @@ func TestFleetAgent(t *testing.T) {
 		select {
 		case err := <-errc:
 			if err != nil && ctx.Err() == nil {
-				t.Errorf("agent.Run: %v", err)
+				t.Errorf("simkubelet Run: %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Errorf("agent.Run did not return within 30 s of its context's end")
+			t.Errorf("simkubelet Run did not return within 30 s of its context's end")
 		}
 	}()
 

@@ -1,6 +1,6 @@
 // Command fleet is a simulated kubelet for many nodes: it registers or adopts nodes on
 // any API server and serves the pods bound to them with the kubelet's exact statuses.
-// See package github.com/podstatus/podstatus/examples/fleet/agent.
+// See package github.com/podstatus/podstatus/simkubelet.
 //
 //	fleet --kubeconfig ~/.kube/config --nodes 10
 //	fleet --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake   # where KWOK ran
@@ -36,7 +36,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/podstatus/podstatus"
-	"github.com/podstatus/podstatus/examples/fleet/agent"
+	"github.com/podstatus/podstatus/simkubelet"
 )
 
 func main() {
@@ -52,24 +52,24 @@ func main() {
 	}
 }
 
-// configFlags maps agent.Config's fields to the flags that set them, so that the
-// agent's input errors (which name Go fields, Config.MaxPods) name flags (--max-pods).
+// configFlags maps simkubelet.Options's fields to the flags that set them, so that the
+// agent's input errors (which name Go fields, Options.MaxPods) name flags (--max-pods).
 var configFlags = strings.NewReplacer(
-	"Config.Nodes", "--nodes",
-	"Config.NodeNamePrefix", "--node-name-prefix",
-	"Config.ManageAllNodes", "--manage-all-nodes",
-	"Config.ManageSingleNode", "--manage-single-node",
-	"Config.ManageNodesWithLabelSelector", "--manage-nodes-with-label-selector",
-	"Config.ManageNodesWithAnnotationSelector", "--manage-nodes-with-annotation-selector",
-	"Config.NodeIP", "--node-ip",
-	"Config.CIDR", "--cidr",
-	"Config.MaxPods", "--max-pods",
-	"Config.Profile", "--profile",
-	"Config.Workers", "--workers",
-	"Config.StatusWorkers", "--status-workers",
-	"Config.QPS", "--qps",
-	"Config.Burst", "--burst",
-	"Config.NodeLeaseDurationSeconds", "--node-lease-duration-seconds",
+	"Options.Nodes", "--nodes",
+	"Options.NodeNamePrefix", "--node-name-prefix",
+	"Options.ManageAllNodes", "--manage-all-nodes",
+	"Options.ManageSingleNode", "--manage-single-node",
+	"Options.ManageNodesWithLabelSelector", "--manage-nodes-with-label-selector",
+	"Options.ManageNodesWithAnnotationSelector", "--manage-nodes-with-annotation-selector",
+	"Options.NodeIP", "--node-ip",
+	"Options.CIDR", "--cidr",
+	"Options.MaxPods", "--max-pods",
+	"Options.Profile", "--profile",
+	"Options.Workers", "--workers",
+	"Options.StatusWorkers", "--status-workers",
+	"Options.QPS", "--qps",
+	"Options.Burst", "--burst",
+	"Options.NodeLeaseDurationSeconds", "--node-lease-duration-seconds",
 )
 
 // contentTypes are the values of --kube-api-content-type.
@@ -83,12 +83,12 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cfg         agent.Config
+		cfg         simkubelet.Options
 		kubeconfig  = fs.String("kubeconfig", "", "Path to a kubeconfig file; default: in-cluster config, else $KUBECONFIG")
 		master      = fs.String("master", "", "The address of the API server (overrides the kubeconfig)")
 		contentType = fs.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
 		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics (/metrics), Go profiles (/debug/pprof/) and readiness (/readyz: 200 once the agent's nodes are registered) at this address (for example :8080); empty: off")
-		leaseSecs   = fs.Uint("node-lease-duration-seconds", agent.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
+		leaseSecs   = fs.Uint("node-lease-duration-seconds", simkubelet.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
 		userAgent   = fs.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
@@ -97,21 +97,21 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
 	)
 	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
-	fs.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", agent.DefaultNodeNamePrefix, "Name prefix of the created nodes")
+	fs.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", simkubelet.DefaultNodeNamePrefix, "Name prefix of the created nodes")
 	fs.BoolVar(&cfg.ManageAllNodes, "manage-all-nodes", false, "Manage every node of the cluster")
 	fs.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
 	fs.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
 	fs.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
-	fs.IntVar(&cfg.MaxPods, "max-pods", agent.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR. A pod beyond it is rejected as the kubelet rejects it (Failed, reason OutOfpods)")
+	fs.IntVar(&cfg.MaxPods, "max-pods", simkubelet.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR. A pod beyond it is rejected as the kubelet rejects it (Failed, reason OutOfpods)")
 	fs.StringVar(&cfg.CIDR, "cidr", "", "Pod IP range of the managed nodes without a spec.podCIDR, shared by them (KWOK's --cidr); default: a free /14 the agent picks")
 	fs.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP (an IP address) of the created nodes; default: a distinct address per node")
 	fs.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "Seed of the simulated timings")
-	fs.IntVar(&cfg.Workers, "workers", agent.DefaultWorkers, "Pods stepped at once, at least 1")
-	fs.IntVar(&cfg.StatusWorkers, "status-workers", agent.DefaultStatusWorkers, "Pod status PATCHes in flight at once, at least 1")
+	fs.IntVar(&cfg.Workers, "workers", simkubelet.DefaultWorkers, "Pods stepped at once, at least 1")
+	fs.IntVar(&cfg.StatusWorkers, "status-workers", simkubelet.DefaultStatusWorkers, "Pod status PATCHes in flight at once, at least 1")
 	qps := fs.Float64("qps", 0, "Client-side requests per second; 0: no client-side limit")
 	fs.IntVar(&cfg.Burst, "burst", 0, "Client-side burst (with --qps); default 2×qps")
-	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", agent.DefaultProgressInterval, "How often a progress line is logged; negative: never")
+	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", simkubelet.DefaultProgressInterval, "How often a progress line is logged; negative: never")
 	// KWOK v0.8.0's other flags, accepted so that a KWOK command line runs unchanged, and
 	// ignored: they configure KWOK's own kubelet server, stages and tracing, which this
 	// agent does not have.
@@ -168,7 +168,6 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 	if *contentType == "application/json" {
 		rc.AcceptContentTypes = "application/json"
 	}
-	cfg.RESTConfig = rc
 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -202,7 +201,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
 		var running atomic.Bool
-		cfg.OnRunning = func(agent.RunningEvent) { running.Store(true) }
+		cfg.OnRunning = func(simkubelet.RunningEvent) { running.Store(true) }
 		mux.Handle("/readyz", readyz(&running))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
@@ -216,7 +215,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 			_ = srv.Shutdown(sctx)
 		}()
 	}
-	return agent.Run(ctx, cfg)
+	k, err := simkubelet.New(rc, cfg)
+	if err != nil {
+		return err // checkFlags has seen every field: only what it cannot see
+	}
+	return k.Run(ctx)
 }
 
 // readyz answers 200 once running is set (the agent's nodes are registered and its pods
@@ -233,10 +236,10 @@ func readyz(running *atomic.Bool) http.Handler {
 }
 
 // checkFlags reports every invalid flag value at once, each named by its flag: the
-// command's own flags, and the agent's Config (agent.Config.Validate, whose Go field
+// command's own flags, and the agent's Config (simkubelet.Options.Validate, whose Go field
 // names are mapped to flags). A flag's default is the real default, so a count must be
 // at least 1 here: 0 is refused rather than silently replaced by the default.
-func checkFlags(fs *flag.FlagSet, cfg agent.Config, contentType string, leaseSecs uint, procs int) error {
+func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, leaseSecs uint, procs int) error {
 	var errs field.ErrorList
 	if fs.NArg() > 0 {
 		errs = append(errs, field.Invalid(field.NewPath("argument"), fs.Arg(0),

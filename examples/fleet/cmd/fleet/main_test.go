@@ -62,7 +62,7 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 			if ctx.Err() != nil || time.Since(start) > 5*time.Second {
 				t.Fatalf("the error came after %v, not at start", time.Since(start))
 			}
-			if strings.Contains(err.Error(), "Config.") || strings.Contains(err.Error(), "kubeconfig") {
+			if strings.Contains(err.Error(), "Options.") || strings.Contains(err.Error(), "kubeconfig") {
 				t.Fatalf("run: %v: names Go fields or the kubeconfig instead of the flag", err)
 			}
 		})
