@@ -3,6 +3,7 @@ package simkubelet
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -176,8 +177,10 @@ func testAgentAdoptsNodesByAnnotationSelector(t *testing.T) {
 
 func TestConfigValidation(t *testing.T) {
 	rc := &rest.Config{Host: "x"}
+	if _, err := New(nil, Options{Nodes: 1}); err == nil || !strings.Contains(err.Error(), "restConfig: Required value") {
+		t.Errorf("New without a rest config: %v, want an error naming restConfig", err)
+	}
 	for name, cfg := range map[string]Options{
-		"no rest config":          {Nodes: 1},
 		"no nodes":                {},
 		"unknown profile":         {Nodes: 1, Profile: "turbo"},
 		"all and selector":        {ManageAllNodes: true, ManageNodesWithLabelSelector: "a=b"},
