@@ -71,6 +71,13 @@ func (ad *admission) adopt() {
 	ad.mu.Unlock()
 }
 
+// hasRoom reports whether the node would admit one more pod now.
+func (ad *admission) hasRoom() bool {
+	ad.mu.Lock()
+	defer ad.mu.Unlock()
+	return !ad.bounded || ad.active < ad.capacity
+}
+
 // release gives back the place of an admitted pod that is no longer active.
 func (ad *admission) release() {
 	ad.mu.Lock()

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -63,6 +65,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/podsim"
 	"github.com/podstatus/podstatus/status"
 	"github.com/podstatus/podstatus/status/kubeclient"
@@ -95,12 +98,15 @@ type agent struct {
 	// leases renews node Leases; Run sets it, and renewLease uses the clientset when it
 	// is nil.
 	leases *leaseWriter
+	// behaviors are the Kubelet's (nil in unit tests that build an agent alone).
+	behaviors *atomic.Pointer[behaviors]
 }
 
 // Kubelet is a simulated kubelet for a set of nodes: New checks its Options, Run runs it.
 type Kubelet struct {
-	r       resolved
-	started atomic.Bool
+	r         resolved
+	started   atomic.Bool
+	behaviors atomic.Pointer[behaviors]
 }
 
 // New returns a simulated kubelet that reaches the API server through restConfig
@@ -113,7 +119,21 @@ func New(restConfig *rest.Config, opts Options) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Kubelet{r: r}, nil
+	k := &Kubelet{r: r}
+	k.behaviors.Store(&behaviors{list: slices.Clone(opts.Behaviors)})
+	return k, nil
+}
+
+// SetBehaviors replaces Options.Behaviors, before or while the kubelet runs: the pods it
+// starts running from then on follow the new list (a pod already running keeps the
+// behaviour it started with). The error, a *podstatus.InputError naming the bad fields
+// (Behaviors[1].RunTime), leaves the list as it was.
+func (k *Kubelet) SetBehaviors(bs []Behavior) error {
+	if errs := validateBehaviors(bs, field.NewPath("Behaviors")); len(errs) > 0 {
+		return fmt.Errorf("simkubelet: SetBehaviors: %w", &podstatus.InputError{Errs: errs})
+	}
+	k.behaviors.Store(&behaviors{list: slices.Clone(bs)})
+	return nil
 }
 
 // Run runs the simulated kubelet until ctx is done, then stops its workers, flushes the
@@ -129,6 +149,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	r := k.r
 	a := newAgent(r)
+	a.behaviors = &k.behaviors
 
 	rc := rest.CopyConfig(r.RESTConfig)
 	if r.QPS <= 0 {
@@ -306,6 +327,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 					"annotationSelector", r.ManageNodesWithAnnotationSelector, "nodes", r.Nodes)
 			}
 		})
+	}
+	if r.BindPods {
+		factories = append(factories, a.startBinder(infCtx, &loops))
 	}
 	// The handler's HasSynced: onPod has seen every pod of the first list.
 	if !cache.WaitForCacheSync(ctx.Done(), a.podInformer.HasSynced, podHandler.HasSynced) {

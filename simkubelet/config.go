@@ -113,6 +113,23 @@ type Options struct {
 	Profile string
 	// Seed makes the simulated timings reproducible.
 	Seed uint64
+	// Behaviors choose how the pods they match run, from Go (see Behavior); the first
+	// that matches a pod wins, and a pod no Behavior matches runs as the node's Profile
+	// and its own sim.podstatus.io/ annotations say. Kubelet.SetBehaviors replaces the
+	// list while the kubelet runs.
+	Behaviors []Behavior
+	// BindPods makes the kubelet bind the pods that no scheduler will bind (an envtest or
+	// a bare API server runs none) to its nodes, through the binding subresource as the
+	// scheduler does: a pod without spec.nodeName whose spec.schedulerName is one of
+	// BindSchedulerNames goes to a managed node whose labels match its
+	// spec.nodeSelector and that has room for it (the fewest pods bound by this kubelet
+	// first). A pod no node fits stays unbound and is tried again when the kubelet's
+	// nodes change. Taints, affinity and resource requests are not considered: run the
+	// real kube-scheduler for those.
+	BindPods bool
+	// BindSchedulerNames are the schedulers whose pods BindPods binds. Default
+	// ["default-scheduler"], the name the API server gives a pod that names none.
+	BindSchedulerNames []string
 	// Workers is how many pods are stepped at once (DefaultWorkers); StatusWorkers is
 	// status.Options.Workers (DefaultStatusWorkers).
 	Workers, StatusWorkers int
@@ -305,6 +322,15 @@ func (c Options) resolveFields() (resolved, field.ErrorList) {
 	selection := c.ManageAllNodes || c.ManageSingleNode != "" || c.ManageNodesWithLabelSelector != "" || c.ManageNodesWithAnnotationSelector != ""
 	if !selection && c.Nodes == 0 {
 		errs = append(errs, field.Required(path.Child("Nodes"), "set Options.Nodes or a way to select existing nodes (Options.ManageAllNodes, Options.ManageSingleNode, Options.ManageNodesWithLabelSelector, Options.ManageNodesWithAnnotationSelector)"))
+	}
+	errs = append(errs, validateBehaviors(c.Behaviors, path.Child("Behaviors"))...)
+	for i, n := range c.BindSchedulerNames {
+		if n == "" {
+			errs = append(errs, field.Required(path.Child("BindSchedulerNames").Index(i), "a scheduler name"))
+		}
+	}
+	if len(r.BindSchedulerNames) == 0 {
+		r.BindSchedulerNames = []string{v1.DefaultSchedulerName}
 	}
 	return r, errs
 }

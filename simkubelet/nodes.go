@@ -39,6 +39,8 @@ type nodeState struct {
 	fill map[string]any
 	sim  podsim.Node
 	ipam *podsim.IPAM
+	// labels are the node's labels when it was taken over, for Options.BindPods.
+	labels map[string]string
 	// admission holds the pods the node runs to the pod capacity it declares (the
 	// kubelet's OutOfpods); a node that declares none is bounded by its pod addresses only.
 	admission admission
@@ -336,7 +338,7 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 			a.log.Error(nil, "The pod address range overlaps pod CIDRs of the cluster's nodes: pods may share IPs with theirs", "cidr", cidr)
 		}
 	}
-	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam}
+	ns := &nodeState{name: n.Name, uid: n.UID, created: created, ipam: ipam, labels: n.Labels}
 	var ips []string
 	for _, addr := range n.Status.Addresses {
 		if addr.Type == v1.NodeInternalIP {

@@ -280,7 +280,13 @@ func (a *agent) syncPod(uid types.UID) {
 func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
 	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
 		Cache: &a.simCache, Clock: a.cfg.Clock, Features: a.cfg.Features}
-	worker, w, err := podsim.NewWorker(pod, a.status, cfg)
+	simPod := pod
+	if a.behaviors != nil {
+		if b := a.behaviors.Load().forPod(pod); b != nil {
+			simPod = b.apply(pod)
+		}
+	}
+	worker, w, err := podsim.NewWorker(simPod, a.status, cfg)
 	if err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))
