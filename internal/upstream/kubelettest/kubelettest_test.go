@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/podstatus/podstatus/conditions"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
@@ -163,3 +164,24 @@ func (f *fatalRecorder) Fatalf(format string, args ...any) {
 }
 
 func (f *fatalRecorder) Helper() {}
+
+// startAPIServer is the README's stand-in for envtest: a kube-apiserver + etcd for the
+// test.
+func startAPIServer(t *testing.T) *rest.Config { return apiserver.Start(t).Config }
+
+// TestMyController is the README's example, run as it is written there: Start fails it
+// unless the kubelet serves its two nodes, and its cleanup unless it stops cleanly.
+func TestMyController(t *testing.T) {
+	cfg := startAPIServer(t) // envtest's testEnv.Config, or any *rest.Config
+	kubelettest.Start(t, cfg, simkubelet.Options{
+		Nodes:    2,
+		BindPods: true, // envtest runs no scheduler
+		Behaviors: []simkubelet.Behavior{{
+			Match:    simkubelet.MatchLabels(map[string]string{"app": "batch"}),
+			RunTime:  2 * time.Second, // runs 2 s, then exits 42
+			ExitCode: 42,
+		}},
+	})
+	// Create your controller's objects: its pods are bound, run, turn Ready (one PATCH
+	// after they are seen), fail with exit code 42, and go away when deleted.
+}
