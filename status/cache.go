@@ -71,6 +71,9 @@ type entry struct {
 	// gone is set when the entry leaves the cache (dropped, orphaned), so that a sync in
 	// flight does not resurrect it.
 	gone bool
+	// stop cancels the request in flight for the pod, if any (see Manager.request):
+	// dropLocked calls it, so that nothing more reaches the server for a forgotten pod.
+	stop func()
 }
 
 func (e *entry) pending() bool { return e.hasStatus && !e.deleted && e.synced < e.version }
@@ -208,4 +211,8 @@ func (m *Manager) dropLocked(e *entry) {
 	delete(m.dirty, e)
 	delete(m.held, e)
 	e.gone = true
+	if e.stop != nil {
+		e.stop()
+		e.stop = nil
+	}
 }

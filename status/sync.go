@@ -470,6 +470,9 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 	for {
 		if needGet {
 			got, err := m.get(ctx, e)
+			if errors.Is(err, errForgotten) {
+				return res, nil
+			}
 			if err != nil {
 				if classify(err) == classNotFound {
 					m.drop(log, e, SkipNotFound)
@@ -522,6 +525,9 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 		}
 		start := m.clock.Now()
 		got, err := m.patch(ctx, e, patch)
+		if errors.Is(err, errForgotten) {
+			return res, nil
+		}
 		if f := m.obs.OnPatch; f != nil {
 			f(PatchEvent{Pod: ref, Bytes: len(patch), Took: m.clock.Since(start), Err: err})
 		}
@@ -557,6 +563,8 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 			// The metadata.uid precondition fails with 422 when the pod was recreated.
 			cur, gerr := m.get(ctx, e)
 			switch {
+			case errors.Is(gerr, errForgotten):
+				return res, nil
 			case gerr != nil && classify(gerr) == classNotFound:
 				m.drop(log, e, SkipNotFound)
 				return res, nil
@@ -634,23 +642,55 @@ func withResourceVersion(patch []byte, rv string) []byte {
 	return slices.Insert(patch, len(prefix), member...)
 }
 
-// request makes one request to the API server (a GET, a PATCH, or the DELETE of
-// Options.Deleter): do runs bounded by Options.RequestTimeout, and its outcome feeds the
-// wake-up rule (reached).
-func (m *Manager) request(ctx context.Context, do func(ctx context.Context) error) error {
-	rctx := ctx
+// request makes one request to the API server about e's pod (a GET, a PATCH, or the
+// DELETE of Options.Deleter): do runs bounded by Options.RequestTimeout, and its outcome
+// feeds the wake-up rule (reached).
+//
+// Nothing is sent for a pod the Manager has forgotten (ForgetPod, RemoveOrphanedStatuses,
+// or a 404 met by another request): the check and the registration of the request's
+// cancel func are made under one lock, and dropLocked cancels a request registered
+// before it. So once ForgetPod returns, a request for the pod is either not sent at all
+// or cut off where it is, waiting in the client (a busy connection pool, a client-side
+// rate limit) or on the wire; only one whose bytes the server already read may still
+// land. Such a request returns errForgotten unless it got an answer, which is returned
+// as it is (a 404, most likely).
+func (m *Manager) request(ctx context.Context, e *entry, do func(ctx context.Context) error) error {
+	var (
+		rctx   context.Context
+		cancel context.CancelFunc
+	)
 	if m.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(ctx, m.opts.RequestTimeout)
-		defer cancel()
+	} else {
+		rctx, cancel = context.WithCancel(ctx)
 	}
+	defer cancel()
+	m.mu.Lock()
+	if e.gone {
+		m.mu.Unlock()
+		return errForgotten
+	}
+	e.stop = cancel
+	m.mu.Unlock()
 	err := do(rctx)
+	m.mu.Lock()
+	e.stop = nil
+	gone := e.gone
+	m.mu.Unlock()
+	if gone && !answered(err) {
+		return errForgotten // cut off by dropLocked: says nothing about the server
+	}
 	m.reached(ctx, err)
 	return err
 }
 
+// errForgotten is what request returns for a request it did not send, or cut off,
+// because the pod was forgotten: its callers end the sync as the pod's 404 does, with
+// nothing to report or retry.
+var errForgotten = errors.New("pod forgotten: request not sent")
+
 func (m *Manager) get(ctx context.Context, e *entry) (p *v1.Pod, err error) {
-	err = m.request(ctx, func(ctx context.Context) error {
+	err = m.request(ctx, e, func(ctx context.Context) error {
 		p, err = m.client.GetPod(ctx, e.namespace, e.name)
 		return err
 	})
@@ -658,7 +698,7 @@ func (m *Manager) get(ctx context.Context, e *entry) (p *v1.Pod, err error) {
 }
 
 func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (p *v1.Pod, err error) {
-	err = m.request(ctx, func(ctx context.Context) error {
+	err = m.request(ctx, e, func(ctx context.Context) error {
 		p, err = m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
 		return err
 	})

@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -140,9 +141,12 @@ func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
 	if !ok {
 		return nil
 	}
-	err := m.request(ctx, func(ctx context.Context) error {
+	err := m.request(ctx, e, func(ctx context.Context) error {
 		return m.opts.Deleter.DeletePod(ctx, e.namespace, e.name, e.uid)
 	})
+	if errors.Is(err, errForgotten) {
+		return nil
+	}
 	switch c := classify(err); {
 	case err == nil, c == classNotFound, c == classConflict:
 		m.logger(ctx).V(3).Info("Deleted terminated pod", "pod", e.ref(), "podUID", e.uid, "answer", answer(err))
