@@ -122,11 +122,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		},
 	}
 	if n.Status != nil {
-		opts = append(opts, nodeutil.WithPodControllerConfigOverrides(func(pc *node.PodControllerConfig) error {
-			pc.PodClient = n.Status
-			_, err := pc.PodInformer.Informer().AddEventHandler(n.Status.EventHandler())
-			return err
-		}))
+		opts = append(opts, nodeutil.WithPodControllerConfigOverrides(n.Status.Wire))
 	}
 	if cfg.TLS != nil {
 		spec.Status.DaemonEndpoints.KubeletEndpoint.Port = cfg.KubeletPort
