@@ -62,7 +62,9 @@ func TestCreateToReadyLatency(t *testing.T) {
 				rc := rest.CopyConfig(srv.Config)
 				rc.Wrap(counter.wrap)
 				if side == "simkubelet" {
-					kubelettest.Start(t, rc, simkubelet.Options{Nodes: 1, NodeNamePrefix: "lat-"})
+					// One node holds every pod (the kubelet's default of 110 would reject the rest
+					// as OutOfpods, as a kubelet does).
+					kubelettest.Start(t, rc, simkubelet.Options{Nodes: 1, NodeNamePrefix: "lat-", MaxPods: max(rate.pods, 110)})
 				} else {
 					startHandWritten(t, rc)
 				}
