@@ -49,6 +49,9 @@ type podEntry struct {
 	settled   bool
 	// admitLater marks an entry of the first list, whose admission admitListed decides.
 	admitLater bool
+	// reserved is the pod IP reserveIP took for the pod before its simulation started
+	// (its simulation keeps it, or onPodDelete releases it).
+	reserved bool
 }
 
 // podTable maps pod UIDs to entries.
@@ -149,6 +152,7 @@ func (a *agent) onPod(obj any) {
 	if e == nil {
 		e = &podEntry{node: node}
 		e.pod.Store(pod) // before anyone can see e (admitListed reads it)
+		reserveIP(e, pod)
 		if a.pods.admitting {
 			admitPod(e, pod)
 		} else {
@@ -159,6 +163,20 @@ func (a *agent) onPod(obj any) {
 	a.pods.mu.Unlock()
 	e.pod.Store(pod)
 	a.queue.Add(pod.UID)
+}
+
+// reserveIP reserves, in its node's address pool, the pod IP an earlier agent process
+// gave a pod that may still run, as soon as the agent sees the pod: the pods of the first
+// list are resumed by several workers at once, and a new pod started by one of them
+// before another resumed this one would otherwise be given its IP, and two running pods
+// would share it (podsim.New reserves it again, under the same key, when it resumes the
+// pod). A pod whose IP cannot be reserved is left to podsim.New, which reports it.
+func reserveIP(e *podEntry, pod *v1.Pod) {
+	if e.node.ipam == nil || pod.Status.PodIP == "" || pod.Spec.HostNetwork ||
+		pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return
+	}
+	e.reserved = e.node.ipam.Reserve(pod.Namespace+"/"+pod.Name, pod.Status.PodIP) == nil
 }
 
 // onPodDelete handles an informer delete, tombstones included.
@@ -186,6 +204,8 @@ func (a *agent) onPodDelete(obj any) {
 		if e.worker != nil {
 			e.worker.Release()
 			e.worker = nil
+		} else if e.reserved {
+			e.node.ipam.Release(pod.Namespace + "/" + pod.Name)
 		}
 		a.counts.setPhase(e.phase, "")
 		e.mu.Unlock()
