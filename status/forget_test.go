@@ -8,8 +8,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/podstatus/podstatus/podstate"
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
@@ -81,6 +83,59 @@ func TestForgetPodCutsOffTheRequestInFlight(t *testing.T) {
 		}
 		if _, ok := m.GetPodStatus(pod.UID); ok {
 			t.Error("the forgotten pod has a cached status")
+		}
+	})
+}
+
+// heldDeleter holds the Manager's DELETE until release is closed, and records whether its
+// context was cancelled meanwhile.
+type heldDeleter struct {
+	PodDeleter
+	waiting   chan struct{}
+	release   chan struct{}
+	cancelled bool
+}
+
+func (d *heldDeleter) DeletePod(ctx context.Context, ns, name string, uid types.UID) error {
+	d.waiting <- struct{}{}
+	<-d.release
+	d.cancelled = ctx.Err() != nil
+	return d.PodDeleter.DeletePod(ctx, ns, name, uid)
+}
+
+// The Manager's own DELETE is not cut off by the ForgetPod its success causes: the
+// watch's DELETED event often arrives before the DELETE's answer, and cutting the request
+// off then would only make the server record it as timed out.
+func TestForgetPodLeavesTheDeleteInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := statustest.NewServer()
+		d := &heldDeleter{PodDeleter: srv, waiting: make(chan struct{}, 1), release: make(chan struct{})}
+		m := NewManager(srv, Options{Clock: clocktesting.NewFakeClock(mgrT0), Deleter: d})
+		pod := mgrCreate(t, srv, &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"},
+			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
+		})
+		deleting, err := srv.Update("ns", "p", func(p *v1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: mgrT0} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if _, err := m.SyncPod(SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Sync(ctx) }()
+		<-d.waiting // the DELETE is on its way
+		m.ForgetPod(pod.UID)
+		close(d.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d.cancelled {
+			t.Error("ForgetPod cancelled the Manager's own DELETE in flight")
+		}
+		if _, err := srv.Peek("ns", "p"); err == nil {
+			t.Error("the pod object is still there")
 		}
 	})
 }

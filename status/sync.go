@@ -654,7 +654,12 @@ func withResourceVersion(patch []byte, rv string) []byte {
 // rate limit) or on the wire; only one whose bytes the server already read may still
 // land. Such a request returns errForgotten unless it got an answer, which is returned
 // as it is (a 404, most likely).
-func (m *Manager) request(ctx context.Context, e *entry, do func(ctx context.Context) error) error {
+//
+// A request made with cutOff false is checked before it is sent but never cut off: the
+// Manager's own DELETE, whose success is what makes the watch report the pod gone (the
+// DELETED event often arrives before the DELETE's answer; cutting it off then would only
+// turn a success into a request the server records as timed out, 504).
+func (m *Manager) request(ctx context.Context, e *entry, cutOff bool, do func(ctx context.Context) error) error {
 	var (
 		rctx   context.Context
 		cancel context.CancelFunc
@@ -670,7 +675,9 @@ func (m *Manager) request(ctx context.Context, e *entry, do func(ctx context.Con
 		m.mu.Unlock()
 		return errForgotten
 	}
-	e.stop = cancel
+	if cutOff {
+		e.stop = cancel
+	}
 	m.mu.Unlock()
 	err := do(rctx)
 	m.mu.Lock()
@@ -690,7 +697,7 @@ func (m *Manager) request(ctx context.Context, e *entry, do func(ctx context.Con
 var errForgotten = errors.New("pod forgotten: request not sent")
 
 func (m *Manager) get(ctx context.Context, e *entry) (p *v1.Pod, err error) {
-	err = m.request(ctx, e, func(ctx context.Context) error {
+	err = m.request(ctx, e, true, func(ctx context.Context) error {
 		p, err = m.client.GetPod(ctx, e.namespace, e.name)
 		return err
 	})
@@ -698,7 +705,7 @@ func (m *Manager) get(ctx context.Context, e *entry) (p *v1.Pod, err error) {
 }
 
 func (m *Manager) patch(ctx context.Context, e *entry, patch []byte) (p *v1.Pod, err error) {
-	err = m.request(ctx, e, func(ctx context.Context) error {
+	err = m.request(ctx, e, true, func(ctx context.Context) error {
 		p, err = m.client.PatchPodStatus(ctx, e.namespace, e.name, patch)
 		return err
 	})

@@ -141,7 +141,7 @@ func (m *Manager) deleteIfDone(ctx context.Context, e *entry) error {
 	if !ok {
 		return nil
 	}
-	err := m.request(ctx, e, func(ctx context.Context) error {
+	err := m.request(ctx, e, false, func(ctx context.Context) error {
 		return m.opts.Deleter.DeletePod(ctx, e.namespace, e.name, e.uid)
 	})
 	if errors.Is(err, errForgotten) {
