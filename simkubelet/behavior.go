@@ -25,7 +25,7 @@ import (
 //
 // What a Behavior expresses, in a kubelet's words:
 //
-//	never ready (a container with a readiness probe)  {ReadinessProbeFailures: 1000}
+//	never ready (a container with a readiness probe)  {Profile: "default", ReadinessProbeFailures: 1000}
 //	fails with exit code 42 after 2 s                  {RunTime: 2 * time.Second, ExitCode: 42}
 //	crash-loops (restartPolicy Always)                 {RunTime: time.Second, ExitCode: 1}
 //	sandbox creation fails 3 times                     {SandboxCreateFailures: 3}
@@ -33,8 +33,11 @@ import (
 //	slow image pull                                    {ImagePullDelay: time.Minute}
 //	stays Pending (image pull never ends)              {ImagePullDelay: 10000 * time.Hour}
 //
-// A container without a readiness probe is Ready once it runs, as with the kubelet:
-// "never ready" needs a probe, or a Pending pod, or a readiness gate the test never sets.
+// The fast profile makes every probe succeed the moment its container starts, whatever the
+// failure counts say: a Behavior that counts probe failures names the default profile (its
+// probes run on the spec's schedule). A container without a readiness probe is Ready once
+// it runs, as with the kubelet: "never ready" needs a probe, or a Pending pod, or a
+// readiness gate the test never sets.
 type Behavior struct {
 	// Match selects the pods; required. The first Behavior of the list that matches a pod
 	// wins. MatchLabels, MatchName and MatchOwner build the common ones.

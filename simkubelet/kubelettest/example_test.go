@@ -20,8 +20,9 @@ func Example_kubeVirtPodSimulatorActions() {
 		"skip": nil,
 		// Failed: the container exits 1 (restartPolicy Never, as a virt-launcher pod has).
 		"Failed": {{Match: launcher, RunTime: time.Second, ExitCode: 1}},
-		// Running, not Ready: the readiness probe never succeeds.
-		"Running, not Ready": {{Match: launcher, ReadinessProbeFailures: 1000}},
+		// Running, not Ready: the readiness probe never succeeds (the default profile runs
+		// probes on the spec's schedule; the fast one makes them succeed at once).
+		"Running, not Ready": {{Match: launcher, Profile: "default", ReadinessProbeFailures: 1000}},
 	}
 	// What those actions cannot express, one Behavior each: readiness gates (the test
 	// sets the gate's condition; Ready follows), init containers and sidecars (run from
