@@ -349,7 +349,7 @@ type agentRun struct {
 	cancel  context.CancelFunc
 	done    chan error
 	started time.Time
-	// pods is how many of the test's pods existed when it started.
+	// pods are the test's pods that could still run when it started.
 	pods []types.UID
 }
 
@@ -394,12 +394,19 @@ func TestKilledAgentAdoptsItsPods(t *testing.T) {
 		kinds   = map[types.UID]restartKind{}
 		deleted = map[types.UID]bool{}
 	)
-	livePods := func() []types.UID {
-		mu.Lock()
-		defer mu.Unlock()
+	// runningPods lists the test's pods that may still run (not terminal): those a new
+	// agent steps (a finished pod is settled, never stepped).
+	runningPods := func() []types.UID {
+		list, err := srv.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("list pods: %v", err)
+			return nil
+		}
 		var uids []types.UID
-		for _, u := range created {
-			uids = append(uids, u)
+		for i := range list.Items {
+			if !terminalPhase(list.Items[i].Status.Phase) {
+				uids = append(uids, list.Items[i].UID)
+			}
 		}
 		return uids
 	}
@@ -417,7 +424,7 @@ func TestKilledAgentAdoptsItsPods(t *testing.T) {
 		rc.Wrap(ks.wrap)
 		rc.Wrap(patches.wrap(i))
 		actx, cancel := context.WithCancel(ctx)
-		a := &agentRun{kill: ks, cancel: cancel, done: make(chan error, 1), started: time.Now(), pods: livePods()}
+		a := &agentRun{kill: ks, cancel: cancel, done: make(chan error, 1), started: time.Now(), pods: runningPods()}
 		go func() {
 			a.done <- runKubelet(actx, rc, simkubelet.Options{
 				Nodes: nodes, NodeNamePrefix: "restart-node-", MaxPods: 250,
@@ -675,21 +682,33 @@ func TestKilledAgentAdoptsItsPods(t *testing.T) {
 	// were answered.
 	steps.mu.Lock()
 	defer steps.mu.Unlock()
-	var takeover []time.Duration
+	var takeover []string
 	for i, a := range agents[1:] {
 		i++
-		done := a.started
+		done, missed := a.started, 0
 		for _, uid := range a.pods {
-			if f, ok := steps.first[i][uid]; ok && f.After(done) {
+			f, ok := steps.first[i][uid]
+			switch {
+			case !ok && !deleted[uid]:
+				missed++
+			case ok && f.After(done):
 				done = f
 			}
+		}
+		if missed > 0 && i+1 < len(agents) {
+			takeover = append(takeover, fmt.Sprintf("killed after %s with %d pods not stepped",
+				agents[i+1].started.Sub(a.started).Round(time.Millisecond), missed))
+			continue
+		}
+		if missed > 0 {
+			t.Errorf("the last agent never stepped %d of the pods it listed", missed)
 		}
 		for _, p := range patches.patches {
 			if p.agent == i && !p.start.After(done) && p.end.After(done) {
 				done = p.end
 			}
 		}
-		takeover = append(takeover, done.Sub(a.started).Round(time.Millisecond))
+		takeover = append(takeover, done.Sub(a.started).Round(time.Millisecond).String())
 	}
 	// Pod IPs given to a second pod while the first still ran: only a first pod that was
 	// never deleted and never finishes counts (a finished or deleted pod's IP is free).
