@@ -130,10 +130,6 @@ func (w *Worker) Sync(pod *v1.Pod) (Step, error) {
 // caller that polls a lister compares it to find copies the Worker has not seen.
 func (w *Worker) ResourceVersion() string { return w.sim.pod.ResourceVersion }
 
-// Pod returns the pod's simulated runtime, for what the Worker does not do itself
-// (CouldHaveRunningContainers for a caller's own bookkeeping).
-func (w *Worker) Pod() *Pod { return w.sim }
-
 // Release frees what the simulation holds on the node (the pod IP in Config.IPAM), once
 // the pod has left the agent's informer. The Worker must not be used after it.
 func (w *Worker) Release() { w.sim.Release() }
