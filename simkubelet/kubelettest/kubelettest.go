@@ -21,6 +21,16 @@
 // The pods run with the kubelet v1.37.0's exact statuses (simkubelet, podsim): conditions,
 // reasons, init containers, probes, restarts, exit codes, readiness gates, and graceful
 // deletion that ends with the terminal status and the pod object removed.
+//
+// It needs a real API server (a *rest.Config), not client-go's fake clientset
+// (k8s.io/client-go/kubernetes/fake), on purpose: the statuses would not be exact there.
+// The fake's object tracker keeps no resourceVersion, and the status Manager orders the
+// copies of a pod it sees by resourceVersion (an older copy never overwrites a newer
+// one); it deletes at once, so a graceful deletion never shows a deletionTimestamp; it
+// ignores field selectors, so a kubelet watching spec.nodeName sees every pod; and a
+// Binding it stores binds nothing. A controller's unit tests on the fake clientset set the
+// pod statuses they need by hand; the tests that need the kubelet's lifecycle run here,
+// against envtest or an in-process kube-apiserver, in seconds.
 package kubelettest
 
 import (
