@@ -17,14 +17,11 @@ func Example_readinessGate() {
 		ReadinessGates: []v1.PodReadinessGate{{ConditionType: "example.com/load-balancer"}},
 	}}
 	r, err := readiness.Evaluate(readiness.Input{
-		Pod:   pod,
-		Phase: v1.PodRunning,
-		ContainerStatuses: []v1.ContainerStatus{
-			{Name: "app", Ready: true},
-			{Name: "metrics", Ready: true},
-		},
-		Conditions: []v1.PodCondition{{Type: "example.com/load-balancer", Status: v1.ConditionFalse}},
-		Sandboxes:  []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
+		Pod:               pod,
+		Phase:             v1.PodRunning,
+		ContainerStatuses: []v1.ContainerStatus{{Name: "app", Ready: true}, {Name: "metrics", Ready: true}},
+		Conditions:        []v1.PodCondition{{Type: "example.com/load-balancer", Status: v1.ConditionFalse}},
+		Sandboxes:         []sandbox.Status{{ID: "sb-1", Ready: true, IP: "10.1.0.5"}},
 	})
 	if err != nil {
 		panic(err) // only for malformed input (a *podstatus.InputError): nil pod, duplicate container names

@@ -13,36 +13,26 @@ import (
 
 // decide is the README's eviction snippet, with what it uses as parameters.
 func decide(pod *v1.Pod, pdbs []*policyv1.PodDisruptionBudget) error {
-	d, err := eviction.Decide(eviction.Input{
-		Pod:    pod,
-		PDBs:   pdbs,            // []*policyv1.PodDisruptionBudget, e.g. from a lister
-		Now:    metav1.Now(),    // the disruptedPods entry and condition times
-		DryRun: []string{"All"}, // the request's ?dryRun=All, if any
-	})
+	d, err := eviction.Decide(eviction.Input{Pod: pod, PDBs: pdbs, Now: metav1.Now()}) // PDBs from a lister
 	if err != nil {
-		return err // input no server could see: nil pod, zero Now, bad dry-run value
+		return err // input no server could see: a nil pod, a zero Now
 	}
-	fmt.Println(d.Allowed, d.Status.Code, d.Path, d.Status.Message) // e.g. false 429 BudgetExhausted "Cannot evict pod ..."
-	err = d.Err()                                                   // the *apierrors.StatusError client-go would return, nil when evicted
-	return err
+	fmt.Println(d.Allowed, d.Status.Code, d.Path) // e.g. false 429 BudgetExhausted
+	return d.Err()                                // the *apierrors.StatusError client-go would return, nil when evicted
 }
 
 // gate is the README's nodegate snippet, with what it uses as parameters.
 func gate(node *v1.Node, pods []*v1.Pod) error {
 	res, err := nodegate.Evaluate(nodegate.Input{
 		Node: node,
-		Gates: []nodegate.Gate{{
-			Name:      "cni",
-			Namespace: "kube-system",
-			Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}},
-		}},
+		Gates: []nodegate.Gate{{Name: "cni", Namespace: "kube-system",
+			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "cni"}}}},
 		Pods: pods,         // []*v1.Pod, e.g. from a lister: pods of other nodes are ignored
 		Now:  metav1.Now(), // TimeAdded of NoExecute taints
 	}) // taint readiness.k8s.io/node-readiness-gates:NoSchedule
 	if err != nil {
 		return err // duplicate gate names, reserved taint key, zero Now, ...
 	}
-	fmt.Println(res.NodeReady, res.BlockingGates)
 	node.Spec.Taints = res.Taints.NewTaints // = old taints - res.Taints.Remove + res.Taints.Add
 	return nil
 }

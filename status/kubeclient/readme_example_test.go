@@ -18,15 +18,13 @@ import (
 // shows it verbatim), with everything it uses as parameters so that it compiles.
 func runAgent(ctx context.Context, restConfig *rest.Config, logger logr.Logger, informer cache.SharedIndexInformer, pod *v1.Pod, newStatus v1.PodStatus) {
 	cs := kubernetes.NewForConfigOrDie(restConfig)
-	// "my-node-agent" is the field manager of its PATCHes; the Client is also the Deleter
-	// that SyncPod (below) needs.
+	// "my-node-agent" is the field manager of its PATCHes; the Client is also SyncPod's Deleter.
 	kc := kubeclient.New(cs.CoreV1(), "my-node-agent")
 	m := status.NewManager(kc, status.Options{Logger: logger, Deleter: kc})
 	go m.Run(ctx) // sends each change at once; retries a failure at its backoff deadline; returns nil when ctx ends
 
-	// From your pod informer: the server's copy is the merge base (no GET before a PATCH), a
-	// changed readiness-gate condition re-evaluates Ready at once, and a kubelet-owned field
-	// another writer changed (say, Ready set False by the node lifecycle controller) is put back.
+	// From your pod informer: the merge base (no GET before a PATCH); a changed gate re-evaluates
+	// Ready at once, and a kubelet-owned field another writer changed is put back.
 	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { m.ObservePod(o.(*v1.Pod)) },
 		UpdateFunc: func(_, o any) { m.ObservePod(o.(*v1.Pod)) },
