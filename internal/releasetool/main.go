@@ -106,7 +106,7 @@ func run(argv []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s at %s: %w", goMod, a.rev, err)
 	}
-	when, err := git(a.repo, "show", "-s", "--format=%cI", a.rev)
+	when, err := git(a.repo, "log", "-1", "--format=%cI", a.rev)
 	if err != nil {
 		return fmt.Errorf("time of %s: %w", a.rev, err)
 	}
