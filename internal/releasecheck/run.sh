@@ -76,7 +76,8 @@ for d in "${mods[@]}"; do
 	replaces=$(cd "$d" && go mod edit -json | awk '/"Replace": \[/ { r = 1 } r' | grep -c '"Old"')
 	# The module's packages at the release commit, resolved through the proxy alone
 	# (its go.mod names no local directory).
-	pkgs=$(cd "$d" && go list -f '{{.Name}} {{.ImportPath}}' ./... 2>&1) || { echo "FAIL  go list $m"; echo "$pkgs"; failed=$((failed + 1)); continue; }
+	pkgs=$(cd "$d" && go list -f '{{.Name}} {{.ImportPath}}' ./... 2>"$tmp/list.err") ||
+		{ echo "FAIL  go list $m"; sed 's/^/      /' "$tmp/list.err"; failed=$((failed + 1)); continue; }
 	progs=() libs=()
 	while read -r name p; do
 		case "/$p/" in */internal/* | */testdata/*) continue ;; esac
