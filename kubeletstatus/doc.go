@@ -36,8 +36,12 @@
 //     (pkg/kubelet/status/status_manager.go) GETs the pod before every PATCH; here the
 //     patch is computed against the newest server copy the Manager holds: the first pod
 //     passed to SetPodStatus, then each PATCH response. A GET is made only when there is
-//     none, after an error, when the periodic reconcile finds drift, or when the pod got
-//     a deletionTimestamp the Manager has not seen on the server.
+//     none, after an error, when the periodic reconcile finds drift, and once per
+//     deleted pod: a deletionTimestamp the Manager has not seen on the server makes the
+//     next sync GET the pod before the final DELETE, as the kubelet's syncPod does. The
+//     pod worker's copy passed to SetPodStatus and TerminatePod is never compared with
+//     the cache (its status may predate the last PATCH); only its deletionTimestamp is
+//     read.
 //   - The kubelet's periodic reconcile (needsReconcile in syncBatch) reads the pod
 //     manager every sync period and makes a request only when a kubelet-owned field
 //     drifted; so does the adapter, through status.Manager.Reconcile (the pod manager's

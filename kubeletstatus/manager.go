@@ -338,7 +338,8 @@ func (a *adapter) hasNotifiers() bool {
 // it; later PATCHes are computed against the previous PATCH's response (the kubelet's
 // pod copies keep their first resourceVersion, so ObservePod ignores them afterwards).
 // A pod with a deletionTimestamp the Manager has not seen on the server makes the next
-// sync GET it first (status.Manager.Reconcile). A status the kubelet's rules reject is
+// sync GET it first (see reconcileDeletion); the pod's status is never compared with the
+// cache here (the pod worker's copy may predate the last PATCH). A status the kubelet's rules reject is
 // logged at the kubelet's level and the cached one returned. "changed" is true for a change of a kubelet-owned
 // field and for a pod with a deletionTimestamp (always a new version, as in the kubelet);
 // another call changing the same pod at the same moment may make it true too.
@@ -356,7 +357,7 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 	if err != nil {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 	}
-	a.inner.Reconcile(pod)
+	a.reconcileDeletion(pod)
 	changed := err == nil && (a.count(pod.UID) != before || pod.DeletionTimestamp != nil)
 	if changed {
 		a.notify(logger, pod, !hadStatus && pod.DeletionTimestamp == nil, false)
@@ -455,8 +456,32 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return
 	}
-	a.inner.Reconcile(pod)
+	a.reconcileDeletion(pod)
 	a.notify(logger, pod, false, true)
+}
+
+// reconcileDeletion hands status.Manager.Reconcile the deletionTimestamp of pod, a copy
+// from the pod worker (SetPodStatus, TerminatePod), and nothing else of it: a
+// deletionTimestamp the Manager has not seen on the server makes the next sync GET the
+// pod, so that the terminated pod is deleted (the kubelet's syncPod GETs it too before
+// its final DELETE, pkg/kubelet/status/status_manager.go). The copy's status is not
+// compared with the cache: the pod worker's copy is the one it was dispatched with, whose
+// status may predate the last PATCH, and comparing it would take the lag for drift on
+// the server and cost a GET never followed by a PATCH. Drift is the periodic reconcile's
+// job, on the pod manager's newest copy (reconcile), as in the kubelet (needsReconcile in
+// syncBatch). Here the copy given to Reconcile carries the cached status, so it only
+// differs from the cache if another call changed the cache meanwhile (one GET then).
+func (a *adapter) reconcileDeletion(pod *v1.Pod) {
+	if pod.DeletionTimestamp == nil {
+		return
+	}
+	cached, ok := a.inner.GetPodStatus(pod.UID)
+	if !ok {
+		return
+	}
+	p := *pod
+	p.Status = cached
+	a.inner.Reconcile(&p)
 }
 
 // RemoveOrphanedStatuses forgets every pod whose UID is not in podUIDs, in both

@@ -67,6 +67,7 @@ import (
 
 	"github.com/podstatus/podstatus"
 	"github.com/podstatus/podstatus/podsim"
+	"github.com/podstatus/podstatus/simkubelet/internal/podclient"
 	"github.com/podstatus/podstatus/status"
 	"github.com/podstatus/podstatus/status/kubeclient"
 	"github.com/podstatus/podstatus/status/promobserver"
@@ -94,7 +95,7 @@ type agent struct {
 	fieldManager string
 	// podClient sends the Manager's requests; Run sets it (see there), and run, given a
 	// clientset alone by unit tests, uses kubeclient.New over it when it is nil.
-	podClient *kubeclient.Client
+	podClient podWriter
 	// leases renews node Leases; Run sets it, and renewLease uses the clientset when it
 	// is nil.
 	leases *leaseWriter
@@ -184,8 +185,8 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return err
 	}
 	// The Manager's PATCHes and DELETEs, most of the agent's requests, go over hc
-	// directly (kubeclient.NewForConfigAndClient), their answers decoded by podCodecs.
-	if a.podClient, err = kubeclient.NewForConfigAndClient(pc, hc, a.fieldManagerName()); err != nil {
+	// directly (internal/podclient), their answers decoded by podCodecs.
+	if a.podClient, err = podclient.New(pc, hc, a.fieldManagerName()); err != nil {
 		return fmt.Errorf("simkubelet: pod client for %s: %w", rc.Host, err)
 	}
 	if a.leases, err = newLeaseWriter(rc, hc); err != nil {
@@ -210,7 +211,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		}
 		observer = status.Observers(observer, prom.Observer())
 	}
-	kc := a.podClient
+	var kc podWriter = a.podClient
 	if kc == nil {
 		kc = kubeclient.New(a.cs.CoreV1(), a.fieldManagerName())
 	}
@@ -475,6 +476,13 @@ func (a *agent) fieldManagerName() string { return cmp.Or(a.fieldManager, "podst
 // managedFields, as informer objects do. Patches are computed from the base's status,
 // generation and resourceVersion only, so they are unchanged. Every PATCH response goes
 // through responses, which shares one object per pod with the informer.
+// podWriter is what the Manager is given to send its requests with: podclient's Client
+// in Run, kubeclient's over the fake clientset in unit tests.
+type podWriter interface {
+	status.Client
+	status.PodDeleter
+}
+
 type leanClient struct {
 	status.Client
 	responses *responses

@@ -11,6 +11,7 @@ replace github.com/podstatus/podstatus/status/promobserver => ../../status/promo
 replace github.com/podstatus/podstatus/simkubelet => ../../simkubelet
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/podstatus/podstatus v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/simkubelet v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.0

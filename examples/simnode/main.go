@@ -32,7 +32,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 )
 
 func main() {

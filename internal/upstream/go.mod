@@ -82,7 +82,6 @@ require (
 	github.com/opencontainers/selinux v1.15.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/podstatus/podstatus/examples/fleet v0.0.0-00010101000000-000000000000
-	github.com/podstatus/podstatus/examples/fleet/bench v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/examples/simnode/kube v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/simkubelet v0.0.0-00010101000000-000000000000
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
@@ -220,8 +219,6 @@ replace (
 replace github.com/podstatus/podstatus/examples/simnode/kube => ../../examples/simnode/kube
 
 replace github.com/podstatus/podstatus/examples/fleet => ../../examples/fleet
-
-replace github.com/podstatus/podstatus/examples/fleet/bench => ../../examples/fleet/bench
 
 replace github.com/podstatus/podstatus/status/promobserver => ../../status/promobserver
 

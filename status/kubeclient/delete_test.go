@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,4 +108,58 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (c *countingReader) Close() error {
 	c.closed = true
 	return c.ReadCloser.Close()
+}
+
+// TestOneRequestPerCall: with a clientset's REST client, a PATCH or DELETE answered 429
+// or 503 with Retry-After is sent once (client-go's Request would resend it up to ten
+// times, sleeping inside the call) and comes back as the API error with its delay; the
+// DELETE asks for the pod's metadata only.
+func TestOneRequestPerCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body string
+		code                    int
+		check                   func(error) bool
+	}{
+		{"429 Status", "application/json", `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429,"details":{"retryAfterSeconds":2}}`,
+			http.StatusTooManyRequests, apierrors.IsTooManyRequests},
+		{"429 text", "text/plain", "slow down", http.StatusTooManyRequests, apierrors.IsTooManyRequests},
+		{"503 text", "text/plain", "busy", http.StatusServiceUnavailable, apierrors.IsServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string // method and Accept of each request
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seen = append(seen, r.Method+" "+r.Header.Get("Accept"))
+				w.Header().Set("Content-Type", tc.contentType)
+				w.Header().Set("Retry-After", "2")
+				w.WriteHeader(tc.code)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			cs, err := corev1client.NewForConfig(&rest.Config{Host: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := New(cs, "test-agent")
+			_, patchErr := c.PatchPodStatus(context.Background(), "ns", "p", []byte(`{}`))
+			deleteErr := c.DeletePod(context.Background(), "ns", "p", "u1")
+			for _, e := range []struct {
+				what string
+				err  error
+			}{{"PATCH", patchErr}, {"DELETE", deleteErr}} {
+				if !tc.check(e.err) {
+					t.Errorf("%s: error %v of the wrong kind", e.what, e.err)
+				}
+				if d, ok := apierrors.SuggestsClientDelay(e.err); !ok || d != 2 {
+					t.Errorf("%s: SuggestsClientDelay = %d, %v; want 2, true", e.what, d, ok)
+				}
+			}
+			want := []string{
+				"PATCH application/vnd.kubernetes.protobuf,application/json",
+				"DELETE " + deleteAccept,
+			}
+			if diff := cmp.Diff(want, seen); diff != "" {
+				t.Errorf("requests (method and Accept) (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 	"github.com/podstatus/podstatus/status/kubeclient"
 )
 

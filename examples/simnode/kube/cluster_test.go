@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 )
 
 // fakeClientset is a fake clientset that behaves as an API server where the simulation

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 )
 
 // cleanupTimeout bounds Cleanup after the run, which also runs after SIGINT.

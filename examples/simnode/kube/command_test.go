@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 )
 
 // connectTo is an Env whose Connect returns cs, starting the simulated clock at now.

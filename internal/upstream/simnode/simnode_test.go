@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podstatus/podstatus/examples/simnode/kube"
-	"github.com/podstatus/podstatus/internal/sim"
+	"github.com/podstatus/podstatus/examples/simnode/sim"
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 )
 

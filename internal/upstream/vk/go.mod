@@ -135,6 +135,7 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/podstatus/podstatus/status/kubeclient v0.0.0-00010101000000-000000000000 // indirect
+	github.com/podstatus/podstatus/vkstatus/examples/vkpodsim v0.0.0-00010101000000-000000000000
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
@@ -224,3 +225,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+replace github.com/podstatus/podstatus/vkstatus/examples/vkpodsim => ../../../vkstatus/examples/vkpodsim

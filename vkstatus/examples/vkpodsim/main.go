@@ -1,9 +1,9 @@
 // Command vkpodsim is a virtual-kubelet node whose pods run in podsim, the simulated
 // runtime of podstatus, and get the kubelet v1.37.0's exact statuses through vkstatus.
-// It registers the node on any API server:
+// It registers the node on any API server (from this directory, a module of its own):
 //
-//	go run ./examples/vkpodsim --kubeconfig ~/.kube/config
-//	go run ./examples/vkpodsim --kubeconfig ~/.kube/config --write-path stock   # virtual-kubelet's own PUT
+//	go run . --kubeconfig ~/.kube/config
+//	go run . --kubeconfig ~/.kube/config --write-path stock   # virtual-kubelet's own PUT
 //
 // Pods must tolerate the node's taint (virtual-kubelet.io/provider=podsim:NoSchedule)
 // unless --taint=false. See README.md.

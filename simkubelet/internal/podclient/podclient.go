@@ -1,4 +1,22 @@
-package kubeclient
+// Package podclient is the simulated kubelet's status.Client: GetPod through client-go,
+// and the two requests of every pod's life, the status PATCH and the kubelet's DELETE,
+// as plain HTTP requests over the clientset's http.Client instead of client-go's
+// rest.Request.
+//
+// Those two requests are most of what a node agent sends, and client-go's request path
+// costs more than the request: per call it rebuilds the URL from its parts twice (once
+// more for its metrics' URL template), encodes the options as query parameters through
+// reflection, reads the whole answer into a new slice and decodes it through a negotiated
+// decoder: some 10 KB of garbage per request (a fleet of simulated nodes allocated 1.33 GB
+// over 30,000 such requests through client-go, 1.02 GB through this Client). Here the URL
+// is a prefix plus the pod's namespace and name, the answer is read into a pooled buffer,
+// and the pod is decoded from it by cfg's decoder for the answer's media type.
+//
+// It is the simulated kubelet's alone (one more request path to keep equal to
+// client-go's is a cost a library user should not carry); a node agent that needs the
+// two behaviours that matter, no retry inside the call and a DELETE answered with the
+// pod's metadata only, gets them from kubeclient.New.
+package podclient
 
 import (
 	"bytes"
@@ -26,40 +44,29 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/status"
+	"github.com/podstatus/podstatus/status/kubeclient"
 )
 
-// NewForConfigAndClient returns a Client for the API server of cfg, reached through hc
-// (rest.HTTPClientFor(cfg), or a client shared with the caller's clientset), whose two
-// requests of every pod's life, the status PATCH and the kubelet's DELETE, go over hc
-// as plain HTTP requests instead of client-go's rest.Request. GetPod, which the Manager
-// rarely needs, stays client-go's.
+// New returns a Client for the API server of cfg, reached through hc
+// (rest.HTTPClientFor(cfg), or a client shared with the caller's clientset).
 //
-// Those two requests are most of what a node agent sends, and client-go's request path
-// costs more than the request: per call it rebuilds the URL from its parts twice (once
-// more for its metrics' URL template), encodes the options as query parameters through
-// reflection, reads the whole answer into a new slice and decodes it through a negotiated
-// decoder: some 10 KB of garbage per request (a fleet of simulated nodes allocated 1.33 GB
-// over 30,000 such requests through client-go, 1.02 GB through this Client). Here the URL
-// is a prefix plus the pod's namespace and name, the answer is read into a pooled buffer,
-// and the pod is decoded from it by cfg's decoder for the answer's media type.
-//
-// What the requests carry is the same as New's, but for the DELETE's Accept: it asks for
-// the deleted pod's metadata only, since the answer is dropped. The errors are the same:
-// a failure's metav1.Status becomes its apierrors.StatusError (apierrors.FromObject), and
-// an answer that is not one becomes apierrors.NewGenericServerResponse, with the
-// Retry-After header's delay, as client-go's Request.transformResponse does. Two things
-// client-go's Request does are left out: it retries a 429 or 5xx that carries
-// Retry-After by itself, up to ten times, inside the call, where this Client returns the
-// error with its delay (the Manager's retry waits for it, apierrors.SuggestsClientDelay,
-// without holding a worker); and it logs the server's warning headers.
+// What the requests carry is the same as kubeclient.New's, but for the DELETE's Accept
+// for a JSON client: it asks for the deleted pod's metadata in JSON only. The errors are
+// the same: a failure's metav1.Status becomes its apierrors.StatusError
+// (apierrors.FromObject), and an answer that is not one becomes
+// apierrors.NewGenericServerResponse, with the Retry-After header's delay, as client-go's
+// Request.transformResponse does; nothing is retried inside the call (the Manager's
+// retry waits for the delay, apierrors.SuggestsClientDelay, without holding a worker).
+// client-go's Request logs the server's warning headers; this Client does not.
 //
 // cfg is used as client-go's core/v1 client uses it: its GroupVersion, APIPath and, when
 // unset, NegotiatedSerializer are set to core/v1's; its ContentType and
 // AcceptContentTypes choose what the answers are encoded in (Accept); its RateLimiter, or
 // QPS and Burst, limit these requests as they limit client-go's. fieldManager is as for
-// New, but a missing one (or a nil cfg or hc) is an error matching
-// podstatus.ErrInvalidInput: the fleet agent derives it from its User-Agent.
-func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
+// kubeclient.New, but a missing one (or a nil cfg or hc) is an error matching
+// podstatus.ErrInvalidInput.
+func New(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
 	var errs field.ErrorList
 	for _, p := range [...]struct {
 		name    string
@@ -70,7 +77,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("kubeclient: NewForConfigAndClient: %w", &podstatus.InputError{Errs: errs})
+		return nil, fmt.Errorf("podclient: New: %w", &podstatus.InputError{Errs: errs})
 	}
 	c := rest.CopyConfig(cfg)
 	gv := v1.SchemeGroupVersion
@@ -84,7 +91,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 	}
 	rc, err := rest.RESTClientForConfigAndClient(c, hc)
 	if err != nil {
-		return nil, fmt.Errorf("kubeclient: REST client for %s: %w", cfg.Host, err)
+		return nil, fmt.Errorf("podclient: REST client for %s: %w", cfg.Host, err)
 	}
 	// The API root with its version: the URL of a request that names nothing.
 	base := rc.Get().URL()
@@ -106,8 +113,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 	if c.ContentType == runtime.ContentTypeProtobuf {
 		deleteAccept = metadataProtobuf + "," + deleteAccept
 	}
-	kc := New(corev1client.New(rc), fieldManager)
-	kc.direct = &direct{
+	return &Client{Client: kubeclient.New(corev1client.New(rc), fieldManager), direct: &direct{
 		client:       hc,
 		base:         *base,
 		patchQuery:   url.Values{"fieldManager": {fieldManager}}.Encode(),
@@ -117,8 +123,31 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 		limiter:      rc.GetRateLimiter(),
 		bufs:         sync.Pool{New: func() any { return new(bytes.Buffer) }},
 		userAgent:    cfg.UserAgent,
-	}
-	return kc, nil
+	}}, nil
+}
+
+// Client is a status.Client and status.PodDeleter: GetPod is kubeclient's, PatchPodStatus
+// and DeletePod are plain HTTP requests. It is safe for concurrent use.
+type Client struct {
+	*kubeclient.Client
+	direct *direct
+}
+
+var (
+	_ status.Client     = (*Client)(nil)
+	_ status.PodDeleter = (*Client)(nil)
+)
+
+// PatchPodStatus sends patch as a strategic-merge PATCH of the pod's status subresource,
+// with the Client's field manager, and returns the pod the server stored.
+func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
+	return c.direct.patchStatus(ctx, namespace, name, patch)
+}
+
+// DeletePod deletes the pod with grace period 0 and its UID as a precondition, as
+// kubeclient.Client.DeletePod does, asking for the deleted pod's metadata only.
+func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+	return c.direct.deletePod(ctx, namespace, name, uid)
 }
 
 // The media types of a pod's metadata alone (PartialObjectMetadata), as
@@ -129,7 +158,7 @@ const (
 )
 
 // direct sends a Client's PATCH and DELETE as plain HTTP requests (see
-// NewForConfigAndClient). It is safe for concurrent use.
+// New). It is safe for concurrent use.
 type direct struct {
 	client       *http.Client
 	base         url.URL                    // the API root, e.g. https://host/api/v1
@@ -159,15 +188,15 @@ func (d *direct) patchStatus(ctx context.Context, namespace, name string, patch 
 		string(types.StrategicMergePatchType), d.accept, patch,
 		func(dec runtime.Decoder, body []byte) error {
 			if dec == nil {
-				return fmt.Errorf("kubeclient: the answer to PATCH pod %s/%s status has a media type this client cannot decode", namespace, name)
+				return fmt.Errorf("podclient: the answer to PATCH pod %s/%s status has a media type this client cannot decode", namespace, name)
 			}
 			out, _, err := dec.Decode(body, nil, &v1.Pod{})
 			if err != nil {
-				return fmt.Errorf("kubeclient: decoding the answer to PATCH pod %s/%s status: %w", namespace, name, err)
+				return fmt.Errorf("podclient: decoding the answer to PATCH pod %s/%s status: %w", namespace, name, err)
 			}
 			p, ok := out.(*v1.Pod)
 			if !ok {
-				return fmt.Errorf("kubeclient: the answer to PATCH pod %s/%s status is a %T, not a pod", namespace, name, out)
+				return fmt.Errorf("podclient: the answer to PATCH pod %s/%s status is a %T, not a pod", namespace, name, out)
 			}
 			pod = p
 			return nil
@@ -176,11 +205,11 @@ func (d *direct) patchStatus(ctx context.Context, namespace, name string, patch 
 }
 
 func (d *direct) deletePod(ctx context.Context, namespace, name string, uid types.UID) error {
-	opts := deleteOptions(uid)
+	opts := metav1.DeleteOptions{GracePeriodSeconds: new(int64), Preconditions: metav1.NewUIDPreconditions(string(uid))}
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
 	body, err := json.Marshal(opts)
 	if err != nil {
-		return fmt.Errorf("kubeclient: encoding the DeleteOptions of pod %s/%s: %w", namespace, name, err)
+		return fmt.Errorf("podclient: encoding the DeleteOptions of pod %s/%s: %w", namespace, name, err)
 	}
 	// The answer, the deleted pod, is read into a pooled buffer and dropped, so it is
 	// asked for as its metadata only: the API server converts any answer of a DELETE to
@@ -209,11 +238,11 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 	}
 	if len(errs) > 0 {
 		// What client-go's Request refuses before sending (its namespace and name checks).
-		return fmt.Errorf("kubeclient: %s pod: %w", method, &podstatus.InputError{Errs: errs})
+		return fmt.Errorf("podclient: %s pod: %w", method, &podstatus.InputError{Errs: errs})
 	}
 	if d.limiter != nil {
 		if err := d.limiter.Wait(ctx); err != nil {
-			return fmt.Errorf("kubeclient: %s pod %s/%s: client rate limiter: %w", method, namespace, name, err)
+			return fmt.Errorf("podclient: %s pod %s/%s: client rate limiter: %w", method, namespace, name, err)
 		}
 	}
 	u := d.base
@@ -222,7 +251,7 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 	u.RawQuery = query
 	req, err := http.NewRequestWithContext(ctx, method, "", bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("kubeclient: %s pod %s/%s: %w", method, namespace, name, err)
+		return fmt.Errorf("podclient: %s pod %s/%s: %w", method, namespace, name, err)
 	}
 	req.URL, req.Host = &u, u.Host
 	req.Header = http.Header{"Content-Type": {contentType}, "Accept": {accept}}
@@ -245,7 +274,7 @@ func (d *direct) do(ctx context.Context, method, namespace, name, suffix, query,
 		buf.Grow(int(resp.ContentLength))
 	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return fmt.Errorf("kubeclient: reading the answer to %s pod %s/%s: %w", method, namespace, name, err)
+		return fmt.Errorf("podclient: reading the answer to %s pod %s/%s: %w", method, namespace, name, err)
 	}
 	dec := d.decoderFor(resp)
 	if resp.StatusCode < http.StatusOK || resp.StatusCode > http.StatusPartialContent {

@@ -8,19 +8,22 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/podstatus/podstatus/internal/upstream/apiserver"
 	"github.com/podstatus/podstatus/status/kubeclient"
 )
 
-// TestDirectClientAgainstRealAPIServer: kubeclient.NewForConfigAndClient's own request
-// path, in both content types, against kube-apiserver v1.37.0. Its status PATCH returns
-// the stored pod; its DELETE, which asks for the deleted pod's metadata only, is
-// accepted, and the failures a kubelet meets come back as the errors callers tell apart:
+// TestClientAgainstRealAPIServer: kubeclient.New over a clientset's CoreV1, in both
+// content types, against kube-apiserver v1.37.0 (its requests are built on the REST
+// client with no retries; the simulated kubelet's plain-HTTP pod client,
+// simkubelet/internal/podclient, meets a real server in the fleet tests). Its status
+// PATCH returns the stored pod; its DELETE, which asks for the deleted pod's metadata
+// only, is accepted, and the failures a kubelet meets come back as the errors callers tell apart:
 // a DELETE whose UID precondition does not hold is a Conflict and leaves the pod, one of
 // a pod already gone is NotFound.
-func TestDirectClientAgainstRealAPIServer(t *testing.T) {
+func TestClientAgainstRealAPIServer(t *testing.T) {
 	for _, contentType := range []string{runtime.ContentTypeProtobuf, runtime.ContentTypeJSON} {
 		t.Run(contentType, func(t *testing.T) {
 			ctx := context.Background()
@@ -32,10 +35,11 @@ func TestDirectClientAgainstRealAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := kubeclient.NewForConfigAndClient(cfg, hc, "podstatus-e2e-direct")
+			cs, err := corev1client.NewForConfigAndClient(cfg, hc)
 			if err != nil {
 				t.Fatal(err)
 			}
+			c := kubeclient.New(cs, "podstatus-e2e-direct")
 			pod := srv.CreatePod(t, apiserver.NewPod(ns, "p", "node-a"))
 
 			got, err := c.PatchPodStatus(ctx, ns, "p", []byte(`{"metadata":{"uid":"`+string(pod.UID)+`"},"status":{"phase":"Running"}}`))

@@ -12,7 +12,10 @@
 // implements Cluster: the in-memory statustest.Server by default (see Memory), or a real
 // cluster.
 //
-// It is internal: a program's engine, shared by examples/simnode, its nested module
-// examples/simnode/kube and the end-to-end test in internal/upstream, not a library with
-// a compatibility promise.
+// It is a program's engine, not a library: shared by examples/simnode, its nested module
+// examples/simnode/kube and the end-to-end test in internal/upstream/simnode, it has no
+// compatibility promise and may change in any release. It lives beside its program, not
+// under the root's internal/, so that the library's package graph has no arrow from a
+// low-level directory up to status and podsim; an internal directory here
+// (examples/simnode/internal/sim) would shut out internal/upstream/simnode.
 package sim

@@ -1,4 +1,4 @@
-package kubeclient
+package podclient
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/podstatus/podstatus"
+	"github.com/podstatus/podstatus/status/kubeclient"
 )
 
 // seenRequest is what a test server saw of one request.
@@ -90,8 +91,8 @@ func testConfig(srv *httptest.Server, contentType string) *rest.Config {
 	return cfg
 }
 
-// bothClients are New over client-go's clientset and NewForConfigAndClient, for cfg.
-func bothClients(t *testing.T, cfg *rest.Config) (clientGo, direct *Client) {
+// bothClients are kubeclient.New over client-go's clientset and New, for cfg.
+func bothClients(t *testing.T, cfg *rest.Config) (clientGo *kubeclient.Client, direct *Client) {
 	t.Helper()
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -101,14 +102,11 @@ func bothClients(t *testing.T, cfg *rest.Config) (clientGo, direct *Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := NewForConfigAndClient(cfg, hc, "test-agent")
+	d, err := New(cfg, hc, "test-agent")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.direct == nil {
-		t.Fatal("NewForConfigAndClient: no direct request path")
-	}
-	return New(cs, "test-agent"), d
+	return kubeclient.New(cs, "test-agent"), d
 }
 
 // errorFacts are the parts of an error the Manager and its callers look at.
@@ -152,9 +150,9 @@ func testPodProtobuf(t *testing.T) string {
 	return string(b)
 }
 
-// TestDirectMatchesClientGo: for every answer a server can give, NewForConfigAndClient's
-// PATCH and DELETE send what New's (client-go's typed client) send, but for the DELETE's
-// Accept, and return the same pod or an error with the same reason, code, delay and
+// TestDirectMatchesClientGo: for every answer a server can give, New's PATCH and DELETE
+// send what kubeclient.New's (client-go's request builder) send, but for the DELETE's
+// Accept of a JSON client, and return the same pod or an error with the same reason, code, delay and
 // message.
 func TestDirectMatchesClientGo(t *testing.T) {
 	protoPod := testPodProtobuf(t)
@@ -214,11 +212,9 @@ func TestDirectMatchesClientGo(t *testing.T) {
 			wantReqs = s.requests()
 			gotErr = direct.DeletePod(ctx, "ns", "p", "u1")
 			gotReqs = s.requests()
-			// The one designed difference: the answer, dropped, is asked for as the
-			// pod's metadata, in the media types client-go's metadata client's Get asks
-			// for (k8s.io/client-go/metadata/metadata.go), JSON alone for a JSON client.
+			// Both ask for the answer, dropped, as the pod's metadata; the one designed
+			// difference: this Client asks a JSON client's in JSON alone.
 			for i := range wantReqs {
-				wantReqs[i].Accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 				if tc.clientContentType == "application/json" {
 					wantReqs[i].Accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 				}
@@ -344,9 +340,9 @@ func TestDirectRefusesBeforeSending(t *testing.T) {
 		want         string
 	}{{cfg, http.DefaultClient, "", "fieldManager: Required value"}, {nil, http.DefaultClient, "m", "cfg: Required value"},
 		{cfg, nil, "m", "hc: Required value"}} {
-		_, err := NewForConfigAndClient(tc.cfg, tc.hc, tc.fieldManager)
+		_, err := New(tc.cfg, tc.hc, tc.fieldManager)
 		if !errors.Is(err, podstatus.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("NewForConfigAndClient: %v, want an input error saying %q", err, tc.want)
+			t.Errorf("New: %v, want an input error saying %q", err, tc.want)
 		}
 	}
 }
@@ -391,7 +387,7 @@ func TestDirectSetsItsUserAgent(t *testing.T) {
 		handed = append(handed, r.Header.Get("User-Agent"))
 		return next.RoundTrip(r)
 	})
-	d, err := NewForConfigAndClient(cfg, hc, "test-agent")
+	d, err := New(cfg, hc, "test-agent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,3 +407,7 @@ func TestDirectSetsItsUserAgent(t *testing.T) {
 		}
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
