@@ -40,7 +40,7 @@
 //     a deletionTimestamp the Manager has not seen on the server.
 //   - The kubelet's periodic reconcile (needsReconcile in syncBatch) reads the pod
 //     manager every sync period and makes a request only when a kubelet-owned field
-//     drifted; so does the adapter, through status.Manager.Reconcile (the pod manager's
+//     drifted; so does the adapter, through status.Manager.QueueIfDrifted (the pod manager's
 //     copies keep the resourceVersion the kubelet first saw, so they are compared, never
 //     used as a patch base).
 //   - Readiness gates: Ready follows a gate when the kubelet resyncs the pod

@@ -259,11 +259,11 @@ func (a *adapter) Start(ctx context.Context) {
 }
 
 // reconcile hands the pod manager's copy of every cached API pod to podstatus's
-// status.Manager.Reconcile every sync period: the kubelet's needsReconcile (syncBatch),
+// status.Manager.QueueIfDrifted every sync period: the kubelet's needsReconcile (syncBatch),
 // which reads the same copies and makes requests (a GET, then a PATCH if still needed)
 // only when a kubelet-owned field drifted; a copy with a deletionTimestamp the Manager
 // has not seen on the server makes it GET the pod, so a terminated pod is deleted
-// (needsUpdate and canBeDeleted). Reconcile, not ObservePod: the pod manager's copies
+// (needsUpdate and canBeDeleted). QueueIfDrifted, not ObservePod: the pod manager's copies
 // keep the resourceVersion the kubelet's pod config first saw (checkAndUpdatePod in
 // pkg/kubelet/config/config.go), which cannot order them.
 func (a *adapter) reconcile(ctx context.Context) {
@@ -283,7 +283,7 @@ func (a *adapter) reconcile(ctx context.Context) {
 		a.mu.Unlock()
 		for _, uid := range uids {
 			if pod, ok := a.podManager.GetPodByUID(uid); ok && !toLegacy(pod) {
-				a.inner.Reconcile(pod)
+				a.inner.QueueIfDrifted(pod)
 			}
 		}
 	}
@@ -338,7 +338,7 @@ func (a *adapter) hasNotifiers() bool {
 // it; later PATCHes are computed against the previous PATCH's response (the kubelet's
 // pod copies keep their first resourceVersion, so ObservePod ignores them afterwards).
 // A pod with a deletionTimestamp the Manager has not seen on the server makes the next
-// sync GET it first (status.Manager.Reconcile). A status the kubelet's rules reject is
+// sync GET it first (status.Manager.QueueIfDrifted). A status the kubelet's rules reject is
 // logged at the kubelet's level and the cached one returned. "changed" is true for a change of a kubelet-owned
 // field and for a pod with a deletionTimestamp (always a new version, as in the kubelet);
 // another call changing the same pod at the same moment may make it true too.
@@ -356,7 +356,7 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 	if err != nil {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 	}
-	a.inner.Reconcile(pod)
+	a.inner.QueueIfDrifted(pod)
 	changed := err == nil && (a.count(pod.UID) != before || pod.DeletionTimestamp != nil)
 	if changed {
 		a.notify(logger, pod, !hadStatus && pod.DeletionTimestamp == nil, false)
@@ -455,7 +455,7 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return
 	}
-	a.inner.Reconcile(pod)
+	a.inner.QueueIfDrifted(pod)
 	a.notify(logger, pod, false, true)
 }
 

@@ -108,7 +108,7 @@ func TestPropertyFaults(t *testing.T) {
 			wantReady = cond(v1.PodReady, v1.ConditionFalse, readiness.ReasonReadinessGatesNotReady,
 				fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", f.Gate))
 		case readinesstest.FaultGateNotTrue:
-			want.NotTrueGates = []readiness.GateStatus{{Type: f.Gate, Status: f.Status}}
+			want.NotTrueGates = []readiness.GateResult{{Type: f.Gate, Status: f.Status}}
 			wantReady = cond(v1.PodReady, v1.ConditionFalse, readiness.ReasonReadinessGatesNotReady,
 				fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %s", f.Gate, f.Status))
 		case readinesstest.FaultSandbox:

@@ -45,7 +45,7 @@
 // Manager next reads the pod: after a failed request (the retry GETs first) or a 409.
 // Feed ObservePod from a pod informer, as the README's snippet does, to repair drift
 // within one watch event. Where the copies at hand carry no usable resourceVersion (the
-// kubelet's pod manager keeps the first one it saw), Reconcile compares them with the
+// kubelet's pod manager keeps the first one it saw), QueueIfDrifted compares them with the
 // cache instead and GETs the pod only when a kubelet-owned field differs, as the
 // kubelet's needsReconcile does.
 //

@@ -4,7 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Reconcile is the kubelet's periodic needsReconcile (syncBatch in
+// QueueIfDrifted is the kubelet's periodic needsReconcile (syncBatch in
 // pkg/kubelet/status/status_manager.go) for one pod: pod is a copy of the pod whose
 // status is the server's as of some recent moment but whose resourceVersion cannot be
 // trusted to order it against other copies — the kubelet's pod manager is such a source:
@@ -21,7 +21,7 @@ import (
 // needsUpdate and canBeDeleted read a fresh GET). Nothing happens for a pod with no cached
 // status, or a copy that agrees with the cache. The copy never becomes the base of a
 // patch. Manager keeps no reference to pod.
-func (m *Manager) Reconcile(pod *v1.Pod) {
+func (m *Manager) QueueIfDrifted(pod *v1.Pod) {
 	if pod == nil {
 		return
 	}
