@@ -41,12 +41,8 @@ func (c *Client) SyncPod(in status.SyncPodInput) (*v1.Pod, error) {
 	return out, nil
 }
 
-// PodStatus returns a copy of the status the Manager holds for the pod with that UID, for a
-// provider's GetPodStatus; false when it has none.
-func (c *Client) PodStatus(uid types.UID) (*v1.PodStatus, bool) {
-	s, ok := c.mgr.GetPodStatus(uid)
-	if !ok {
-		return nil, false
-	}
-	return &s, true
+// GetPodStatus returns a copy of the status the Manager holds for the pod with that UID,
+// for a provider's GetPodStatus, and false when it has none: status.Manager.GetPodStatus.
+func (c *Client) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	return c.mgr.GetPodStatus(uid)
 }

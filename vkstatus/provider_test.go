@@ -59,7 +59,7 @@ func TestSyncPodAndDeletion(t *testing.T) {
 	if got.Status.Phase != v1.PodRunning {
 		t.Errorf("phase %s, want Running", got.Status.Phase)
 	}
-	if ps, ok := w.c.PodStatus(got.UID); !ok || ps.Phase != v1.PodRunning {
+	if ps, ok := w.c.GetPodStatus(got.UID); !ok || ps.Phase != v1.PodRunning {
 		t.Errorf("PodStatus = %v, %v", ps, ok)
 	}
 	w.srv.ResetRequests()

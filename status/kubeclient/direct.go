@@ -57,14 +57,14 @@ import (
 // unset, NegotiatedSerializer are set to core/v1's; its ContentType and
 // AcceptContentTypes choose what the answers are encoded in (Accept); its RateLimiter, or
 // QPS and Burst, limit these requests as they limit client-go's. fieldManager is as for
-// New, but a missing one (or a nil cfg or hc) is an error matching
-// podstatus.ErrInvalidInput: the fleet agent derives it from its User-Agent.
+// New (empty means DefaultFieldManager). A nil cfg or hc is an error matching
+// podstatus.ErrInvalidInput.
 func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
 	var errs field.ErrorList
 	for _, p := range [...]struct {
 		name    string
 		missing bool
-	}{{"cfg", cfg == nil}, {"hc", hc == nil}, {"fieldManager", fieldManager == ""}} {
+	}{{"cfg", cfg == nil}, {"hc", hc == nil}} {
 		if p.missing {
 			errs = append(errs, field.Required(field.NewPath(p.name), ""))
 		}
@@ -110,7 +110,7 @@ func NewForConfigAndClient(cfg *rest.Config, hc *http.Client, fieldManager strin
 	kc.direct = &direct{
 		client:       hc,
 		base:         *base,
-		patchQuery:   url.Values{"fieldManager": {fieldManager}}.Encode(),
+		patchQuery:   url.Values{"fieldManager": {kc.fieldManager}}.Encode(),
 		accept:       accept,
 		deleteAccept: deleteAccept,
 		decoders:     decoders,
