@@ -36,7 +36,7 @@ type StatusSyncer interface {
 // its informer (the watch's DELETED event, after the Manager deleted it or another writer
 // force-deleted it), and then calls Release and the Manager's ForgetPod:
 //
-//	w, warnings, err := podsim.NewWorker(pod, manager, podsim.Config{...})
+//	w, warnings, err := podsim.NewWorker(pod, manager, ipam, podsim.Config{...})
 //	// on every watch event of the pod, and at step.Next:
 //	step, err := w.Sync(newestCopy)
 //	// step.Status is the status the Manager accepted; call Sync again at step.Next
@@ -74,9 +74,9 @@ type Step struct {
 // required (a *status.Manager).
 //
 // The error, a *podstatus.InputError (matching podstatus.ErrInvalidInput), is New's (a nil
-// pod, a missing cfg.IPAM) or a nil syncer; the Worker is then nil. The Warnings are New's:
+// pod, a nil ipam for a pod that needs one) or a nil syncer; the Worker is then nil. The Warnings are New's:
 // what was adjusted to simulate the pod.
-func NewWorker(pod *v1.Pod, syncer StatusSyncer, cfg Config) (*Worker, Warnings, error) {
+func NewWorker(pod *v1.Pod, syncer StatusSyncer, ipam *IPAM, cfg Config) (*Worker, Warnings, error) {
 	if syncer == nil {
 		ref := ""
 		if pod != nil {
@@ -85,7 +85,7 @@ func NewWorker(pod *v1.Pod, syncer StatusSyncer, cfg Config) (*Worker, Warnings,
 		return nil, Warnings{}, fmt.Errorf("podsim: NewWorker: %w", &podstatus.InputError{Pod: ref,
 			Errs: field.ErrorList{field.Required(field.NewPath("syncer"), "a StatusSyncer (a *status.Manager)")}})
 	}
-	sim, w, err := New(pod, cfg)
+	sim, w, err := New(pod, ipam, cfg)
 	if err != nil {
 		return nil, w, err
 	}

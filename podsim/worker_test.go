@@ -46,30 +46,34 @@ func workerPod(rv string, annotations map[string]string) *v1.Pod {
 	}
 }
 
-func workerConfig(t *testing.T, clk *clocktesting.FakeClock) podsim.Config {
+func workerIPAM(t *testing.T) *podsim.IPAM {
 	t.Helper()
 	ipam, err := podsim.NewIPAM("10.244.0.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return podsim.Config{Node: podsim.Node{Name: "node-1", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Default(), Seed: 7, Clock: clk}
+	return ipam
+}
+
+func workerConfig(clk *clocktesting.FakeClock) podsim.Config {
+	return podsim.Config{Node: podsim.Node{Name: "node-1", HostIPs: []string{"10.0.0.1"}}, Profile: podsim.Default(), Seed: 7, Clock: clk}
 }
 
 func TestNewWorkerInputErrors(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
-	cfg := workerConfig(t, clk)
+	cfg, ipam := workerConfig(clk), workerIPAM(t)
 	for name, tc := range map[string]struct {
 		pod    *v1.Pod
 		syncer podsim.StatusSyncer
-		cfg    podsim.Config
+		ipam   *podsim.IPAM
 		want   string
 	}{
-		"nil syncer": {pod: workerPod("1", nil), cfg: cfg, want: "syncer: Required value"},
-		"nil pod":    {syncer: &recorder{}, cfg: cfg, want: "pod: Required value"},
-		"no IPAM":    {pod: workerPod("1", nil), syncer: &recorder{}, cfg: podsim.Config{Clock: clk}, want: "Config.IPAM: Required value"},
+		"nil syncer": {pod: workerPod("1", nil), ipam: ipam, want: "syncer: Required value"},
+		"nil pod":    {syncer: &recorder{}, ipam: ipam, want: "pod: Required value"},
+		"no IPAM":    {pod: workerPod("1", nil), syncer: &recorder{}, want: "ipam: Required value"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			w, _, err := podsim.NewWorker(tc.pod, tc.syncer, tc.cfg)
+			w, _, err := podsim.NewWorker(tc.pod, tc.syncer, tc.ipam, cfg)
 			if w != nil || !errors.Is(err, podstatus.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("NewWorker = %v, %v; want no worker and an input error naming %q", w, err, tc.want)
 			}
@@ -84,7 +88,7 @@ func TestNewWorkerInputErrors(t *testing.T) {
 func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
 	rec := &recorder{}
-	w, _, err := podsim.NewWorker(workerPod("1", map[string]string{podsim.AnnotationStopDelay: "5s"}), rec, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(workerPod("1", map[string]string{podsim.AnnotationStopDelay: "5s"}), rec, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +141,7 @@ func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 func TestWorkerReportsTheSyncersError(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
 	boom := errors.New("boom")
-	w, _, err := podsim.NewWorker(workerPod("1", nil), &recorder{err: boom}, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(workerPod("1", nil), &recorder{err: boom}, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func TestWorkerThroughAManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := status.NewManager(srv, status.Options{Clock: clk, Deleter: srv})
-	w, _, err := podsim.NewWorker(created, m, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(created, m, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -298,7 +298,7 @@ func (a *agent) syncPod(uid types.UID) {
 // the latter), anything else is logged. It reports false when the pod cannot be
 // simulated at all.
 func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
-	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
+	cfg := podsim.Config{Node: e.node.sim, Profile: a.cfg.profile, Seed: a.cfg.Seed,
 		Cache: &a.simCache, Clock: a.cfg.Clock, Features: a.cfg.Features}
 	simPod := pod
 	if a.behaviors != nil {
@@ -306,7 +306,7 @@ func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
 			simPod = b.apply(pod)
 		}
 	}
-	worker, w, err := podsim.NewWorker(simPod, a.status, cfg)
+	worker, w, err := podsim.NewWorker(simPod, a.status, e.node.ipam, cfg)
 	if err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))

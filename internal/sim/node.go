@@ -174,7 +174,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	simCfg := podsim.Config{Node: podsim.Node{Name: cfg.Node, HostIPs: []string{hostIP}}, IPAM: ipam,
+	simCfg := podsim.Config{Node: podsim.Node{Name: cfg.Node, HostIPs: []string{hostIP}},
 		Profile: podsim.Default(), Seed: cfg.Seed, Cache: &podsim.Cache{}, Clock: clk}
 
 	index := make(map[string]int, len(pods))
@@ -194,7 +194,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 					return nil, err
 				}
 				mgr.ObservePod(p.pod) // the informer's ADDED event
-				worker, w, err := podsim.NewWorker(p.pod, mgr, simCfg)
+				worker, w, err := podsim.NewWorker(p.pod, mgr, ipam, simCfg)
 				if err == nil {
 					err = w.Err() // the annotations are ours and the CIDR is large: a bug
 				}

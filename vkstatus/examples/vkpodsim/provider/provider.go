@@ -284,7 +284,7 @@ func (p *Provider) step(k string) *v1.Pod {
 		if p.cfg.Status != nil {
 			syncer = vkSyncer{p.cfg.Status}
 		}
-		w, _, err := podsim.NewWorker(pod, syncer, podsim.Config{Node: p.cfg.Node, IPAM: p.cfg.IPAM, Profile: p.cfg.Profile,
+		w, _, err := podsim.NewWorker(pod, syncer, p.cfg.IPAM, podsim.Config{Node: p.cfg.Node, Profile: p.cfg.Profile,
 			Seed: p.cfg.Seed, Cache: &p.cache, Clock: p.cfg.Clock})
 		if err != nil {
 			p.cfg.Logger.Error(err, "Cannot simulate pod", "pod", k)
