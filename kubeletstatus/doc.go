@@ -49,7 +49,7 @@
 //     response shows a gate another controller flipped.
 //   - lastTransitionTime respects the server (kubernetes#119514): a condition whose
 //     Status the node lifecycle controller flipped gets a fresh time when the kubelet
-//     flips it back, instead of its old one. Options.Status.UpstreamTransitionTimes
+//     flips it back, instead of its old one. Options.UpstreamTransitionTimes
 //     restores the kubelet's behaviour.
 //   - A PATCH that takes Ready from True to False is conditional on the base's
 //     resourceVersion, so the race with the node lifecycle controller's MarkPodsNotReady

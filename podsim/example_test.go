@@ -45,7 +45,7 @@ func Example() {
 	}
 	for now := start; !now.IsZero(); {
 		clk.SetTime(now)
-		step, err := worker.Sync(pod) // pod: the newest copy from the informer
+		step, err := worker.Sync(context.Background(), pod) // pod: the newest copy from the informer
 		if err != nil {
 			panic(err)
 		}

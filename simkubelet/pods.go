@@ -99,7 +99,7 @@ func (a *agent) onPodUpdate(old, cur any) {
 		a.onPod(cur) // new to the agent: onPod makes its entry and queues it
 		return
 	}
-	a.status.ObservePod(p)
+	a.status.ObservePod(context.Background(), p)
 	e.pod.Store(p)
 	// The simulated runtime takes the newest copy too, as syncPod gives it one: else it
 	// holds the copy it was last given, a second object per pod beside the informer's
@@ -146,7 +146,7 @@ func (a *agent) onPod(obj any) {
 	if node == nil {
 		return // not one of ours (yet: nodeAdded revisits it)
 	}
-	a.status.ObservePod(pod)
+	a.status.ObservePod(context.Background(), pod)
 	a.pods.mu.Lock()
 	e := a.pods.pods[pod.UID]
 	if e == nil {
@@ -211,7 +211,7 @@ func (a *agent) onPodDelete(obj any) {
 		e.mu.Unlock()
 	}
 	a.responses.forget(pod.UID)
-	a.status.ForgetPod(pod.UID)
+	a.status.ForgetPod(context.Background(), pod.UID)
 }
 
 // nodeAdded revisits the cached pods of a node that just became managed.
@@ -272,7 +272,7 @@ func (a *agent) syncPod(uid types.UID) {
 			previous = &s
 		}
 	}
-	step, err := e.worker.Sync(pod)
+	step, err := e.worker.Sync(context.Background(), pod)
 	if step.Facts.Stopped {
 		releasePod(e) // known terminated: no longer one of the node's active pods
 	}

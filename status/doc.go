@@ -61,9 +61,10 @@
 //
 // # Logging and events
 //
-// Methods that take a context (Run, Sync) log with the context's logger
-// (logr.FromContext) when it carries one, else with Options.Logger; the others use
-// Options.Logger. A pod is logged as klog.KObj does, under the key "pod" (a PodRef:
+// Every method that may log takes a context first (Run, Sync, SyncPod, SetPodStatus,
+// TerminatePod, ObservePod, ...) and logs with the context's logger (logr.FromContext)
+// when it carries one, else with Options.Logger: the caller's logger, as the kubelet's
+// status manager takes a klog.Logger in its mutators. A pod is logged as klog.KObj does, under the key "pod" (a PodRef:
 // "namespace/name", {"name","namespace"} in JSON), with its UID under "podUID". Levels
 // are the kubelet status manager's:
 //

@@ -1,6 +1,7 @@
 package vkstatus
 
 import (
+	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,12 +17,13 @@ import (
 // UID-preconditioned delete once a deleted pod's terminal status is on the server) and
 // returns a copy of in.Pod carrying the status the Manager accepted: what the
 // provider hands to virtual-kubelet's NotifyPods callback and returns from GetPodStatus.
-// From then on UpdateStatus leaves the pod's status to SyncPod.
+// From then on UpdateStatus leaves the pod's status to SyncPod. It logs with ctx's
+// logger, else as UpdateStatus does.
 //
 // The error is status.Manager.SyncPod's (a *podstatus.InputError for input it cannot use,
 // such as a nil in.Pod; a *status.TransitionError for a status it rejects), wrapped.
-func (c *Client) SyncPod(in status.SyncPodInput) (*v1.Pod, error) {
-	if _, err := c.mgr.SyncPod(in); err != nil {
+func (c *Client) SyncPod(ctx context.Context, in status.SyncPodInput) (*v1.Pod, error) {
+	if _, err := c.mgr.SyncPod(c.logCtx(ctx), in); err != nil {
 		return nil, fmt.Errorf("vkstatus: SyncPod: %w", err)
 	}
 	pod := in.Pod
