@@ -75,8 +75,7 @@ var _ status.PodDeleter = (*Client)(nil)
 //
 // When pods has a REST client (a clientset's CoreV1()), the answer's body, the deleted
 // pod, is discarded as it is read: client-go's typed Delete reads it whole into memory
-// (Request.Do) only to drop it, some 5% of what a node agent deleting pods allocates.
-// The request and the errors are the same. A Client of NewForConfigAndClient sends the
+// (Request.Do) only to drop it. The request and the errors are the same. A Client of NewForConfigAndClient sends the
 // same request without client-go's Request (see there).
 func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
 	if c.direct != nil {
