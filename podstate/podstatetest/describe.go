@@ -36,23 +36,11 @@ func Describe(in podstate.Input) string {
 	}
 	var b strings.Builder
 	spec := &in.Pod.Spec
-	fmt.Fprintf(&b, "{gen=%d restartPolicy=%q hostNetwork=%v init=[", in.Pod.Generation, spec.RestartPolicy, spec.HostNetwork)
-	for i, c := range spec.InitContainers {
-		sep(&b, i)
-		b.WriteString(c.Name)
-		if c.RestartPolicy != nil {
-			fmt.Fprintf(&b, "(%s)", *c.RestartPolicy)
-		}
-	}
-	b.WriteString("] containers=[")
-	for i, c := range spec.Containers {
-		sep(&b, i)
-		b.WriteString(c.Name)
-		if c.RestartPolicy != nil {
-			fmt.Fprintf(&b, "(%s)", *c.RestartPolicy)
-		}
-	}
-	b.WriteString("] gates=[")
+	fmt.Fprintf(&b, "{gen=%d restartPolicy=%q hostNetwork=%v init=", in.Pod.Generation, spec.RestartPolicy, spec.HostNetwork)
+	describeContainers(&b, spec.InitContainers)
+	b.WriteString(" containers=")
+	describeContainers(&b, spec.Containers)
+	b.WriteString(" gates=[")
 	for i, g := range spec.ReadinessGates {
 		sep(&b, i)
 		b.WriteString(string(g.ConditionType))
@@ -84,6 +72,19 @@ func Describe(in podstate.Input) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// describeContainers renders the names of cs, each with its own restartPolicy if any.
+func describeContainers(b *strings.Builder, cs []v1.Container) {
+	b.WriteByte('[')
+	for i, c := range cs {
+		sep(b, i)
+		b.WriteString(c.Name)
+		if c.RestartPolicy != nil {
+			fmt.Fprintf(b, "(%s)", *c.RestartPolicy)
+		}
+	}
+	b.WriteByte(']')
 }
 
 func sep(b *strings.Builder, i int) {
