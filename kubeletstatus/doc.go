@@ -44,7 +44,7 @@
 //     read.
 //   - The kubelet's periodic reconcile (needsReconcile in syncBatch) reads the pod
 //     manager every sync period and makes a request only when a kubelet-owned field
-//     drifted; so does the adapter, through status.Manager.Reconcile (the pod manager's
+//     drifted; so does the adapter, through status.Manager.QueueIfDrifted (the pod manager's
 //     copies keep the resourceVersion the kubelet first saw, so they are compared, never
 //     used as a patch base).
 //   - Readiness gates: Ready follows a gate when the kubelet resyncs the pod
@@ -53,7 +53,7 @@
 //     response shows a gate another controller flipped.
 //   - lastTransitionTime respects the server (kubernetes#119514): a condition whose
 //     Status the node lifecycle controller flipped gets a fresh time when the kubelet
-//     flips it back, instead of its old one. Options.Status.UpstreamTransitionTimes
+//     flips it back, instead of its old one. Options.UpstreamTransitionTimes
 //     restores the kubelet's behaviour.
 //   - A PATCH that takes Ready from True to False is conditional on the base's
 //     resourceVersion, so the race with the node lifecycle controller's MarkPodsNotReady

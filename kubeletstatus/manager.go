@@ -30,15 +30,30 @@ import (
 const DefaultFieldManager = "kubelet"
 
 // Options configures the adapter beyond the kubelet's parameters. The zero value is what
-// NewManager uses.
+// NewManager uses. Each field is the status.Options field of the same name; the rest of
+// status.Options comes from the kubelet: CouldHaveRunningContainers from the pod
+// deletion safety provider, Deleter from the kube client, Features from the kubelet's
+// feature gates (FeaturesFromGates), and the logger from each call (the kubelet's
+// klog.Logger argument, Start's context), klog.Background() where a call brings none.
 type Options struct {
-	// Status configures podstatus's Manager (clock, sync period, workers, retries,
-	// request timeout, UpstreamTransitionTimes, Observer). The adapter sets three fields
-	// itself and ignores the caller's: CouldHaveRunningContainers (the kubelet's pod
-	// deletion safety provider), Deleter (the kube client, when there is one) and
-	// Features (from the kubelet's feature gates, see FeaturesFromGates). Its own hooks
-	// are added to Observer. A zero Logger is klog.Background().
-	Status status.Options
+	// Clock is the time source of timestamps, backoff, the sync loop and the periodic
+	// reconcile. Default: the real clock.
+	Clock clock.WithTicker
+	// SyncPeriod is how often the sync loop wakes and the pod manager's copies are
+	// reconciled. Default status.DefaultSyncPeriod, the kubelet's.
+	SyncPeriod time.Duration
+	// Observer receives podstatus's events; the adapter's own hooks (the kubelet's
+	// metrics and notifiers) are called beside it. Default: none.
+	Observer *status.Observer
+	// Workers is how many pods one sync sends at once. Default 1, as the kubelet.
+	Workers int
+	// RequestTimeout bounds each GET and PATCH. Zero: no bound beyond Start's context.
+	RequestTimeout time.Duration
+	// Retry sets the backoff of failed syncs.
+	Retry status.RetryOptions
+	// UpstreamTransitionTimes gives the kubelet's lastTransitionTime behaviour exactly
+	// (kubernetes#119514 unfixed).
+	UpstreamTransitionTimes bool
 	// FieldManager is the field manager of every PATCH. Default DefaultFieldManager.
 	FieldManager string
 }
@@ -63,9 +78,10 @@ func NewManagerWithOptions(kubeClient clientset.Interface, podManager kubeletsta
 		legacy:     kubeletstatus.NewManager(kubeClient, podManager, podDeletionSafety, podStartupLatencyHelper),
 		changes:    make(map[types.UID]uint64),
 	}
-	so := opts.Status
-	if so.Logger.GetSink() == nil {
-		so.Logger = klog.Background()
+	so := status.Options{
+		Clock: opts.Clock, SyncPeriod: opts.SyncPeriod, Logger: klog.Background(),
+		Observer: opts.Observer, Workers: opts.Workers, RequestTimeout: opts.RequestTimeout,
+		Retry: opts.Retry, UpstreamTransitionTimes: opts.UpstreamTransitionTimes,
 	}
 	if so.Clock == nil {
 		so.Clock = clock.RealClock{}
@@ -76,7 +92,6 @@ func NewManagerWithOptions(kubeClient clientset.Interface, podManager kubeletsta
 	a.clock, a.period = so.Clock, so.SyncPeriod
 	so.Features = FeaturesFromGates()
 	so.CouldHaveRunningContainers = podDeletionSafety.PodCouldHaveRunningContainers
-	so.Deleter = nil
 	so.Observer = status.Observers(so.Observer, &status.Observer{
 		OnChange: a.onChange,
 		OnSkip:   a.onSkip,
@@ -139,7 +154,7 @@ type client struct {
 	*kubeclient.Client
 	latency kubeletstatus.PodStartupLatencyStateHelper
 	// forget drops a deleted pod's cached status (status.Manager.ForgetPod).
-	forget func(types.UID)
+	forget func(context.Context, types.UID)
 }
 
 // PatchPodStatus sends the PATCH and, when it succeeded, hands the stored pod to the
@@ -162,7 +177,7 @@ func (c *client) PatchPodStatus(ctx context.Context, namespace, name string, pat
 func (c *client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
 	err := c.Client.DeletePod(ctx, namespace, name, uid)
 	if err == nil {
-		c.forget(uid)
+		c.forget(ctx, uid)
 		if c.latency != nil {
 			c.latency.DeletePodStartupState(uid)
 		}
@@ -171,8 +186,8 @@ func (c *client) DeletePod(ctx context.Context, namespace, name string, uid type
 }
 
 // forget drops everything cached for a pod the adapter deleted.
-func (a *adapter) forget(uid types.UID) {
-	a.inner.ForgetPod(uid)
+func (a *adapter) forget(ctx context.Context, uid types.UID) {
+	a.inner.ForgetPod(ctx, uid)
 	a.mu.Lock()
 	delete(a.changes, uid)
 	a.mu.Unlock()
@@ -259,11 +274,11 @@ func (a *adapter) Start(ctx context.Context) {
 }
 
 // reconcile hands the pod manager's copy of every cached API pod to podstatus's
-// status.Manager.Reconcile every sync period: the kubelet's needsReconcile (syncBatch),
+// status.Manager.QueueIfDrifted every sync period: the kubelet's needsReconcile (syncBatch),
 // which reads the same copies and makes requests (a GET, then a PATCH if still needed)
 // only when a kubelet-owned field drifted; a copy with a deletionTimestamp the Manager
 // has not seen on the server makes it GET the pod, so a terminated pod is deleted
-// (needsUpdate and canBeDeleted). Reconcile, not ObservePod: the pod manager's copies
+// (needsUpdate and canBeDeleted). QueueIfDrifted, not ObservePod: the pod manager's copies
 // keep the resourceVersion the kubelet's pod config first saw (checkAndUpdatePod in
 // pkg/kubelet/config/config.go), which cannot order them.
 func (a *adapter) reconcile(ctx context.Context) {
@@ -283,7 +298,7 @@ func (a *adapter) reconcile(ctx context.Context) {
 		a.mu.Unlock()
 		for _, uid := range uids {
 			if pod, ok := a.podManager.GetPodByUID(uid); ok && !toLegacy(pod) {
-				a.inner.Reconcile(pod)
+				a.inner.QueueIfDrifted(ctx, pod)
 			}
 		}
 	}
@@ -352,12 +367,13 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 		_, hadStatus = a.inner.GetPodStatus(pod.UID)
 	}
 	before := a.track(pod.UID)
-	a.inner.ObservePod(pod)
-	err := a.inner.SetPodStatus(pod, st)
+	ctx := klog.NewContext(context.Background(), logger)
+	a.inner.ObservePod(ctx, pod)
+	err := a.inner.SetPodStatus(ctx, pod, st)
 	if err != nil {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 	}
-	a.reconcileDeletion(pod)
+	a.reconcileDeletion(ctx, pod)
 	changed := err == nil && (a.count(pod.UID) != before || pod.DeletionTimestamp != nil)
 	if changed {
 		a.notify(logger, pod, !hadStatus && pod.DeletionTimestamp == nil, false)
@@ -375,7 +391,9 @@ func (a *adapter) SetPodStatus(logger klog.Logger, pod *v1.Pod, st v1.PodStatus)
 func (a *adapter) SetContainerReadiness(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, ready bool) {
 	a.setContainer(logger, podUID, containerID, "readiness",
 		func() { a.legacy.SetContainerReadiness(logger, podUID, containerID, ready) },
-		func() error { return a.inner.SetContainerReadiness(podUID, containerID.String(), ready) })
+		func(ctx context.Context) error {
+			return a.inner.SetContainerReadiness(ctx, podUID, containerID.String(), ready)
+		})
 }
 
 // SetContainerStartup sets the Started field of the container, with the kubelet's rules
@@ -384,14 +402,16 @@ func (a *adapter) SetContainerReadiness(logger klog.Logger, podUID types.UID, co
 func (a *adapter) SetContainerStartup(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, started bool) {
 	a.setContainer(logger, podUID, containerID, "startup",
 		func() { a.legacy.SetContainerStartup(logger, podUID, containerID, started) },
-		func() error { return a.inner.SetContainerStartup(podUID, containerID.String(), started) })
+		func(ctx context.Context) error {
+			return a.inner.SetContainerStartup(ctx, podUID, containerID.String(), started)
+		})
 }
 
 // setContainer is a container setter: for a pod the pod manager no longer has it logs
 // and returns, for a static pod it calls legacy, else set (one of podstatus's setters),
 // whose error it logs as the kubelet logs the same case ("Container <what> changed
 // before pod has synced", "... for unknown container").
-func (a *adapter) setContainer(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, what string, legacy func(), set func() error) {
+func (a *adapter) setContainer(logger klog.Logger, podUID types.UID, containerID kubecontainer.ContainerID, what string, legacy func(), set func(context.Context) error) {
 	pod, ok := a.podManager.GetPodByUID(podUID)
 	if !ok {
 		logger.V(4).Info("Pod has been deleted, no need to update "+what, "podUID", podUID)
@@ -402,7 +422,7 @@ func (a *adapter) setContainer(logger klog.Logger, podUID types.UID, containerID
 		return
 	}
 	before := a.count(pod.UID)
-	err := set()
+	err := set(klog.NewContext(context.Background(), logger))
 	switch {
 	case errors.Is(err, status.ErrPodNotFound):
 		logger.Info("Container "+what+" changed before pod has synced", "pod", klog.KObj(pod), "containerID", containerID.String())
@@ -427,7 +447,7 @@ func (a *adapter) SetPodVolumeHealth(logger klog.Logger, podUID types.UID, volum
 	if toLegacy(pod) {
 		return a.legacy.SetPodVolumeHealth(logger, podUID, volumeName, conds)
 	}
-	changed, err := a.inner.SetPodVolumeHealth(pod.UID, volumeName, conds)
+	changed, err := a.inner.SetPodVolumeHealth(klog.NewContext(context.Background(), logger), pod.UID, volumeName, conds)
 	switch {
 	case errors.Is(err, status.ErrPodNotFound):
 		logger.Info("Volume health changed before pod has synced", "pod", klog.KObj(pod), "volumeName", volumeName)
@@ -451,16 +471,17 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 		return
 	}
 	a.track(pod.UID)
-	a.inner.ObservePod(pod)
-	if err := a.inner.TerminatePod(pod); err != nil {
+	ctx := klog.NewContext(context.Background(), logger)
+	a.inner.ObservePod(ctx, pod)
+	if err := a.inner.TerminatePod(ctx, pod); err != nil {
 		logger.Error(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return
 	}
-	a.reconcileDeletion(pod)
+	a.reconcileDeletion(ctx, pod)
 	a.notify(logger, pod, false, true)
 }
 
-// reconcileDeletion hands status.Manager.Reconcile the deletionTimestamp of pod, a copy
+// reconcileDeletion hands status.Manager.QueueIfDrifted the deletionTimestamp of pod, a copy
 // from the pod worker (SetPodStatus, TerminatePod), and nothing else of it: a
 // deletionTimestamp the Manager has not seen on the server makes the next sync GET the
 // pod, so that the terminated pod is deleted (the kubelet's syncPod GETs it too before
@@ -469,9 +490,9 @@ func (a *adapter) TerminatePod(logger klog.Logger, pod *v1.Pod) {
 // status may predate the last PATCH, and comparing it would take the lag for drift on
 // the server and cost a GET never followed by a PATCH. Drift is the periodic reconcile's
 // job, on the pod manager's newest copy (reconcile), as in the kubelet (needsReconcile in
-// syncBatch). Here the copy given to Reconcile carries the cached status, so it only
+// syncBatch). Here the copy given to QueueIfDrifted carries the cached status, so it only
 // differs from the cache if another call changed the cache meanwhile (one GET then).
-func (a *adapter) reconcileDeletion(pod *v1.Pod) {
+func (a *adapter) reconcileDeletion(ctx context.Context, pod *v1.Pod) {
 	if pod.DeletionTimestamp == nil {
 		return
 	}
@@ -481,13 +502,13 @@ func (a *adapter) reconcileDeletion(pod *v1.Pod) {
 	}
 	p := *pod
 	p.Status = cached
-	a.inner.Reconcile(&p)
+	a.inner.QueueIfDrifted(ctx, &p)
 }
 
 // RemoveOrphanedStatuses forgets every pod whose UID is not in podUIDs, in both
 // managers, with their resize conditions (see dropResize).
 func (a *adapter) RemoveOrphanedStatuses(logger klog.Logger, podUIDs map[types.UID]bool) {
-	a.inner.RemoveOrphanedStatuses(podUIDs)
+	a.inner.RemoveOrphanedStatuses(klog.NewContext(context.Background(), logger), podUIDs)
 	a.legacy.RemoveOrphanedStatuses(logger, podUIDs)
 	var orphans []types.UID
 	a.mu.Lock()

@@ -30,7 +30,7 @@ var _ = []func(clientset.Interface, kubeletstatus.PodManager, kubeletstatus.PodD
 func newAdapter(clk *clocktesting.FakeClock) func(*fake.Clientset, kubeletstatus.PodManager, kubeletstatus.PodDeletionSafetyProvider, kubeletstatus.PodStartupLatencyStateHelper) kubeletstatus.Manager {
 	return func(cs *fake.Clientset, pm kubeletstatus.PodManager, safety kubeletstatus.PodDeletionSafetyProvider, latency kubeletstatus.PodStartupLatencyStateHelper) kubeletstatus.Manager {
 		seed := uint64(1)
-		return NewManagerWithOptions(cs, pm, safety, latency, Options{Status: status.Options{Clock: clk, Retry: status.RetryOptions{Seed: &seed}}})
+		return NewManagerWithOptions(cs, pm, safety, latency, Options{Clock: clk, Retry: status.RetryOptions{Seed: &seed}})
 	}
 }
 

@@ -48,7 +48,7 @@ func adopt(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
 		// A finished pod's sandbox is gone: it holds no IP any more (another pod may have
 		// been given it since), so only a pod that can still run reserves its IP.
 		if !accept.Terminal(st.Phase) {
-			if err := cfg.IPAM.Reserve(p.key, p.podIPs[0]); err != nil {
+			if err := cfg.ipam.Reserve(p.key, p.podIPs[0]); err != nil {
 				w.IPNotReserved = fmt.Errorf("podsim: resuming pod %s: %w", p.key, err)
 			}
 		}

@@ -157,7 +157,7 @@ func TestPropAdoptedCrashLooperKeepsItsSchedule(t *testing.T) {
 		// The agent writes a status a second before it restarts: the server's status.
 		writes := []time.Time{first.Add(-time.Second), second.Add(-time.Second)}
 		ipam, _ := NewIPAM("10.244.3.0/24")
-		cfg := Config{Node: testNode(), IPAM: ipam, Profile: fixed(), Seed: 7}
+		cfg := Config{Node: testNode(), ipam: ipam, Profile: fixed(), Seed: 7}
 		ref, _ := newAt(pod.DeepCopy(), cfg, sec(0))
 		cur, _ := newAt(pod.DeepCopy(), cfg, sec(0))
 		var prev *v1.PodStatus
@@ -165,7 +165,7 @@ func TestPropAdoptedCrashLooperKeepsItsSchedule(t *testing.T) {
 		// every change of either pod compares them at all times.
 		for at := sec(0); ; {
 			if at.Equal(first) || at.Equal(second) {
-				cfg.IPAM, _ = NewIPAM("10.244.3.0/24")
+				cfg.ipam, _ = NewIPAM("10.244.3.0/24")
 				cur, _ = newAt(pod.DeepCopy(), cfg, at)
 			}
 			want, got := factsAt(ref, at), factsAt(cur, at)

@@ -188,7 +188,7 @@ func TestPropAdoptingATerminatingPodStartsNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pod := genPod(t, "p")
 		ipam, _ := NewIPAM("10.244.3.0/24")
-		cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 7}
+		cfg := Config{Node: testNode(), ipam: ipam, Profile: Default(), Seed: 7}
 		sim, _ := newAt(pod, cfg, sec(0))
 		ran := float64(rapid.IntRange(0, 300).Draw(t, "ran"))
 		del := float64(rapid.IntRange(0, int(ran)+60).Draw(t, "del"))
@@ -212,7 +212,7 @@ func TestPropAdoptingATerminatingPodStartsNothing(t *testing.T) {
 		adopt := max(ran, del) + down
 		from := adoptedContainers(&server.Status)
 		ipam2, _ := NewIPAM("10.244.3.0/24")
-		cfg.IPAM = ipam2
+		cfg.ipam = ipam2
 		sim2, _ := newAt(server, cfg, sec(adopt))
 		sandboxes := map[string]bool{}
 		f := factsAt(sim2, sec(adopt))

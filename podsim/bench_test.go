@@ -80,7 +80,7 @@ func BenchmarkMemoryPerPod(b *testing.B) {
 			pods := benchPods(n)
 			for b.Loop() {
 				ipam, _ := NewIPAM("10.0.0.0/8")
-				cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 1}
+				cfg := Config{Node: testNode(), ipam: ipam, Profile: Default(), Seed: 1}
 				if cached {
 					cfg.Cache = &Cache{}
 				}
@@ -107,5 +107,5 @@ func benchConfig() Config {
 	if err != nil {
 		panic(err)
 	}
-	return Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 1}
+	return Config{Node: testNode(), ipam: ipam, Profile: Default(), Seed: 1}
 }

@@ -4,7 +4,7 @@ import "sync"
 
 // Cache interns what the pods of one process have in common — their resolved behaviour
 // (the node's profile with each distinct set of annotations) and their image references —
-// so that 100,000 pods keep one copy of each rather than one per pod. Set the same Cache
+// so that the pods keep one copy of each rather than one per pod. Set the same Cache
 // in the Config of every pod (one per process, or per node); the zero Cache is ready to use
 // and it is safe for concurrent use. It only grows: it holds one entry per distinct
 // profile-and-annotations combination and per distinct image.

@@ -8,7 +8,7 @@
 // and its status step, through a status.Manager (its Options.Deleter deletes each
 // deleted pod's object once its terminal status is on the server):
 //
-//	w, warnings, err := podsim.NewWorker(pod, manager, podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 1, Clock: clk})
+//	w, warnings, err := podsim.NewWorker(pod, manager, ipam, podsim.Config{Node: node, Profile: podsim.Default(), Seed: 1, Clock: clk})
 //	// err: input no agent should build (a nil pod, no IPAM); warnings: see Warnings
 //	step, err := w.Sync(newestCopy) // on every watch event of the pod, and at step.Next
 //	// on the pod's DELETED watch event: w.Release(); manager.ForgetPod(pod.UID)
@@ -79,7 +79,7 @@
 // The pod worker follows the spec the way the kubelet v1.37.0 and a CRI runtime do:
 //
 //   - The sandbox is created after the profile's sandbox delay, with an IP from the node's
-//     pod CIDR (Config.IPAM; a host-network pod has the node's IPs). A failed creation
+//     pod CIDR (New's ipam; a host-network pod has the node's IPs). A failed creation
 //     (AnnotationSandboxFailures) leaves no sandbox and is tried again at once, with the
 //     same attempt number, as the kubelet counts attempts from the sandboxes that exist. A
 //     sandbox that dies

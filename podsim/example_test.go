@@ -24,7 +24,7 @@ func Example() {
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(start) // the agent's clock; nil is the real one
-	cfg := podsim.Config{Node: node, IPAM: ipam, Profile: podsim.Default(), Seed: 42, Clock: clk}
+	cfg := podsim.Config{Node: node, Profile: podsim.Default(), Seed: 42, Clock: clk}
 
 	server := statustest.NewServer() // an API server: kubeclient.New(...) in a real agent
 	pod, err := server.Create(&v1.Pod{
@@ -36,7 +36,7 @@ func Example() {
 		panic(err)
 	}
 	manager := status.NewManager(server, status.Options{Clock: clk, Deleter: server})
-	worker, warnings, err := podsim.NewWorker(pod, manager, cfg)
+	worker, warnings, err := podsim.NewWorker(pod, manager, ipam, cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -45,7 +45,7 @@ func Example() {
 	}
 	for now := start; !now.IsZero(); {
 		clk.SetTime(now)
-		step, err := worker.Sync(pod) // pod: the newest copy from the informer
+		step, err := worker.Sync(context.Background(), pod) // pod: the newest copy from the informer
 		if err != nil {
 			panic(err)
 		}

@@ -28,7 +28,7 @@ func testConfig(t testing.TB, prof Profile) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Node: testNode(), IPAM: ipam, Profile: prof, Seed: 1}
+	return Config{Node: testNode(), ipam: ipam, Profile: prof, Seed: 1}
 }
 
 // fixed is a profile with fixed, round delays: sandbox 1 s, pull 1 s, start 0, init 2 s,
@@ -137,7 +137,7 @@ func summary(s v1.PodStatus) string {
 // The warnings come back as a list, nil when there are none.
 func newAt(pod *v1.Pod, cfg Config, at time.Time) (*Pod, []error) {
 	cfg.Clock = clocktesting.NewFakePassiveClock(at)
-	p, w, err := New(pod, cfg)
+	p, w, err := New(pod, cfg.ipam, cfg)
 	if err != nil {
 		panic(err)
 	}

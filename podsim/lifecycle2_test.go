@@ -240,7 +240,7 @@ func TestHostNetwork(t *testing.T) {
 	if s.PodIP != "192.168.0.10" || cond(s, v1.PodReady) != "True" {
 		t.Errorf("%s podIP %q", summary(s), s.PodIP)
 	}
-	if cfg.IPAM.InUse() != 0 {
+	if cfg.ipam.InUse() != 0 {
 		t.Errorf("a host-network pod took a pod IP")
 	}
 }
@@ -303,7 +303,7 @@ func TestAdoptRunningPod(t *testing.T) {
 			}
 		}
 	}
-	if !cfg2.IPAM.Contains(after.PodIP) || cfg2.IPAM.InUse() != 1 {
+	if !cfg2.ipam.Contains(after.PodIP) || cfg2.ipam.InUse() != 1 {
 		t.Errorf("IP %s not reserved", after.PodIP)
 	}
 	// A second pod on the new IPAM does not get the adopted pod's IP.
@@ -346,13 +346,13 @@ func TestAdoptTerminalPodReservesNoIP(t *testing.T) {
 	// The server's copy still names the IP the pod had while it ran.
 	d.pod.Status.PodIP, d.pod.Status.PodIPs = ip, []v1.PodIP{{IP: ip}}
 	cfg2 := testConfig(t, fixed()) // a restarted agent: a fresh IPAM
-	if err := cfg2.IPAM.Reserve("default/other", ip); err != nil {
+	if err := cfg2.ipam.Reserve("default/other", ip); err != nil {
 		t.Fatalf("reserving %s for another pod: %v", ip, err)
 	}
 	if _, errs := newAt(d.pod.DeepCopy(), cfg2, sec(30)); len(errs) != 0 {
 		t.Errorf("adopting the finished pod: %v", errs)
 	}
-	if got := cfg2.IPAM.InUse(); got != 1 {
+	if got := cfg2.ipam.InUse(); got != 1 {
 		t.Errorf("IPs in use after adopting a finished pod: %d, want 1 (the other pod's)", got)
 	}
 }

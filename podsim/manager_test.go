@@ -36,11 +36,11 @@ func TestDeletedPendingPodFailsThroughTerminatePod(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := mgr.SetPodStatus(p, s); err != nil {
+		if err := mgr.SetPodStatus(ctx, p, s); err != nil {
 			t.Fatal(err)
 		}
 		if f.Stopped {
-			if err := mgr.TerminatePod(p); err != nil {
+			if err := mgr.TerminatePod(ctx, p); err != nil {
 				t.Fatal(err)
 			}
 		}

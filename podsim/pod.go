@@ -27,9 +27,6 @@ type Node struct {
 type Config struct {
 	// Node is the node the pod runs on.
 	Node Node
-	// IPAM hands out the pod IPs from the node's pod CIDR; share one per node (NewIPAM).
-	// Required, unless the pod uses the host's network (it then has the node's IPs).
-	IPAM *IPAM
 	// Profile is the node's behaviour profile. The zero Profile has no delays but honours
 	// probe delays; use Default() for realistic timing or Fast() for none at all.
 	Profile Profile
@@ -48,6 +45,9 @@ type Config struct {
 	// Update move it to Clock.Now(). An agent that steps a simulated time passes its fake
 	// clock (k8s.io/utils/clock/testing); nil is the real clock.
 	Clock clock.PassiveClock
+
+	// ipam is New's ipam argument, carried to the functions New calls.
+	ipam *IPAM
 }
 
 // Warnings is what New had to adjust to start simulating a pod. None of it stops the Pod
@@ -63,7 +63,7 @@ type Warnings struct {
 	// no address left: an operator's business (a Warning Event and an error log).
 	NoIP error
 	// IPNotReserved is why the pod IP of an earlier run (New resuming a pod) could not be
-	// reserved in Config.IPAM, nil when it could or there was none: another pod holds it, or
+	// reserved in New's ipam, nil when it could or there was none: another pod holds it, or
 	// it is not an address of the CIDR. The pod keeps reporting it; nothing the pod shows
 	// changes (an informational log).
 	IPNotReserved error
@@ -232,7 +232,9 @@ type Pod struct {
 	ctrs []ctr
 }
 
-// New starts simulating pod, bound to cfg.Node, at cfg.Clock's time. It decides whether
+// New starts simulating pod, bound to cfg.Node, at cfg.Clock's time, with its pod IPs from
+// ipam (share one per node, NewIPAM; nil only for a pod that uses the host's network,
+// which has the node's IPs). It decides whether
 // the pod is new or was already run by an earlier agent process (its server status has a
 // startTime or container statuses): a new pod starts from the beginning, as the kubelet's
 // pod worker starts a pod just bound to its node; an earlier run is resumed from the
@@ -241,9 +243,10 @@ type Pod struct {
 // and no container started or restarted in the pod.
 //
 // The error, an *podstatus.InputError (matching podstatus.ErrInvalidInput), is for a nil
-// pod or a missing cfg.IPAM; then the Pod is nil. Otherwise the Pod is ready and the
+// pod or a nil ipam for a pod that does not use the host's network; then the Pod is nil. Otherwise the Pod is ready and the
 // Warnings say what was adjusted.
-func New(pod *v1.Pod, cfg Config) (*Pod, Warnings, error) {
+func New(pod *v1.Pod, ipam *IPAM, cfg Config) (*Pod, Warnings, error) {
+	cfg.ipam = ipam
 	if err := validate(pod, cfg); err != nil {
 		return nil, Warnings{}, fmt.Errorf("podsim: New: %w", err)
 	}
@@ -281,8 +284,8 @@ func validate(pod *v1.Pod, cfg Config) error {
 	var errs field.ErrorList
 	if pod == nil {
 		errs = append(errs, field.Required(field.NewPath("pod"), ""))
-	} else if cfg.IPAM == nil && !pod.Spec.HostNetwork {
-		errs = append(errs, field.Required(field.NewPath("Config", "IPAM"), "the pod does not use the host's network"))
+	} else if cfg.ipam == nil && !pod.Spec.HostNetwork {
+		errs = append(errs, field.Required(field.NewPath("ipam"), "the pod does not use the host's network"))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -307,7 +310,7 @@ func newPod(pod *v1.Pod, cfg Config) (*Pod, Warnings) {
 	p := &Pod{
 		pod:       pod,
 		b:         cfg.Cache.behaviour(b),
-		ipam:      cfg.IPAM,
+		ipam:      cfg.ipam,
 		clock:     cfg.Clock,
 		hostIPs:   cfg.Node.HostIPs,
 		key:       pod.Namespace + "/" + pod.Name,
@@ -349,7 +352,7 @@ func (p *Pod) allocateIP(cfg Config) error {
 		p.podIPs = p.hostIPs
 		return nil
 	}
-	ip, err := cfg.IPAM.Allocate(p.key)
+	ip, err := cfg.ipam.Allocate(p.key)
 	if err != nil {
 		p.noIP = true
 		return fmt.Errorf("podsim: pod %s: no pod IP, the sandbox cannot be created: %w", p.key, err)

@@ -115,12 +115,12 @@ func genScenario(t *rapid.T) scenario {
 // last time), and returns the facts at each selected time.
 func play(t *rapid.T, sc scenario, keep func(i int) bool, visit func(at float64, f Facts, pod *v1.Pod)) map[float64]Facts {
 	ipam, _ := NewIPAM("10.244.3.0/24")
-	cfg := Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 7}
+	cfg := Config{Node: testNode(), ipam: ipam, Profile: Default(), Seed: 7}
 	if sc.cache {
 		cfg.Cache = &Cache{}
 		// Another pod interns first: the cache must not leak between pods.
 		other := cfg
-		other.IPAM, _ = NewIPAM("10.244.4.0/24")
+		other.ipam, _ = NewIPAM("10.244.4.0/24")
 		newAt(genPodFixed(), other, sec(0))
 	}
 	pod := sc.pod.DeepCopy()
@@ -230,7 +230,7 @@ func TestPropNextIsTheNextChange(t *testing.T) {
 		sc := genScenario(t)
 		sc.deleteAt = -1
 		ipam, _ := NewIPAM("10.244.3.0/24")
-		sim, _ := newAt(sc.pod, Config{Node: testNode(), IPAM: ipam, Profile: Default(), Seed: 3}, sec(0))
+		sim, _ := newAt(sc.pod, Config{Node: testNode(), ipam: ipam, Profile: Default(), Seed: 3}, sec(0))
 		for _, at := range sc.times {
 			f := factsAt(sim, sec(at))
 			next := sim.Next()
@@ -251,7 +251,7 @@ func TestPropNextIsTheNextChange(t *testing.T) {
 func TestPropIPsUniquePerNode(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ipam, _ := NewIPAM("10.244.3.0/28") // 13 pod addresses
-		cfg := Config{Node: testNode(), IPAM: ipam, Profile: Fast(), Seed: 1}
+		cfg := Config{Node: testNode(), ipam: ipam, Profile: Fast(), Seed: 1}
 		held := map[string]*Pod{}
 		ips := map[string]string{}
 		for i := range rapid.IntRange(1, 40).Draw(t, "ops") {
@@ -332,14 +332,14 @@ func TestIPAM(t *testing.T) {
 // pod IPs.
 func TestNewRequiresIPAM(t *testing.T) {
 	pod := mkPod("web", ctn("app"))
-	if p, _, err := New(pod, Config{Node: testNode()}); !errors.Is(err, podstatus.ErrInvalidInput) || p != nil {
+	if p, _, err := New(pod, nil, Config{Node: testNode()}); !errors.Is(err, podstatus.ErrInvalidInput) || p != nil {
 		t.Fatalf("New without IPAM: %v, %v; want an input error", p, err)
 	}
-	if _, _, err := New(nil, testConfig(t, Fast())); !errors.Is(err, podstatus.ErrInvalidInput) {
+	if _, _, err := New(nil, testConfig(t, Fast()).ipam, testConfig(t, Fast())); !errors.Is(err, podstatus.ErrInvalidInput) {
 		t.Fatalf("New(nil): %v; want an input error", err)
 	}
 	pod.Spec.HostNetwork = true
-	p, w, err := New(pod, Config{Node: testNode(), Profile: Fast()})
+	p, w, err := New(pod, nil, Config{Node: testNode(), Profile: Fast()})
 	if err != nil || w.Err() != nil {
 		t.Fatalf("New of a host-network pod without IPAM: %v, %v", err, w.Err())
 	}

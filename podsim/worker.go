@@ -1,6 +1,7 @@
 package podsim
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -18,8 +19,8 @@ type StatusSyncer interface {
 	// SyncPod is status.Manager.SyncPod: it generates the pod's status from the facts,
 	// sets it, terminates the pod once in.Stopped is reported and, with a deleter,
 	// deletes the pod object once a deleted pod's terminal status is on the server. It
-	// returns the status it accepted.
-	SyncPod(in status.SyncPodInput) (v1.PodStatus, error)
+	// returns the status it accepted. It logs with ctx's logger.
+	SyncPod(ctx context.Context, in status.SyncPodInput) (v1.PodStatus, error)
 }
 
 // Worker is a simulated kubelet's pod worker for one pod bound to its node: the one path
@@ -36,7 +37,7 @@ type StatusSyncer interface {
 // its informer (the watch's DELETED event, after the Manager deleted it or another writer
 // force-deleted it), and then calls Release and the Manager's ForgetPod:
 //
-//	w, warnings, err := podsim.NewWorker(pod, manager, podsim.Config{...})
+//	w, warnings, err := podsim.NewWorker(pod, manager, ipam, podsim.Config{...})
 //	// on every watch event of the pod, and at step.Next:
 //	step, err := w.Sync(newestCopy)
 //	// step.Status is the status the Manager accepted; call Sync again at step.Next
@@ -74,9 +75,9 @@ type Step struct {
 // required (a *status.Manager).
 //
 // The error, a *podstatus.InputError (matching podstatus.ErrInvalidInput), is New's (a nil
-// pod, a missing cfg.IPAM) or a nil syncer; the Worker is then nil. The Warnings are New's:
+// pod, a nil ipam for a pod that needs one) or a nil syncer; the Worker is then nil. The Warnings are New's:
 // what was adjusted to simulate the pod.
-func NewWorker(pod *v1.Pod, syncer StatusSyncer, cfg Config) (*Worker, Warnings, error) {
+func NewWorker(pod *v1.Pod, syncer StatusSyncer, ipam *IPAM, cfg Config) (*Worker, Warnings, error) {
 	if syncer == nil {
 		ref := ""
 		if pod != nil {
@@ -85,7 +86,7 @@ func NewWorker(pod *v1.Pod, syncer StatusSyncer, cfg Config) (*Worker, Warnings,
 		return nil, Warnings{}, fmt.Errorf("podsim: NewWorker: %w", &podstatus.InputError{Pod: ref,
 			Errs: field.ErrorList{field.Required(field.NewPath("syncer"), "a StatusSyncer (a *status.Manager)")}})
 	}
-	sim, w, err := New(pod, cfg)
+	sim, w, err := New(pod, ipam, cfg)
 	if err != nil {
 		return nil, w, err
 	}
@@ -109,15 +110,16 @@ func (w *Worker) Update(pod *v1.Pod) {
 // last given), goes to the runtime as Update gives it; the runtime advances to its clock's
 // time; and its facts go to the StatusSyncer's SyncPod with whether the pod is stopped and
 // whether a container could still run. The error is the StatusSyncer's; the runtime has
-// advanced all the same, so the next Sync reports its newest facts.
-func (w *Worker) Sync(pod *v1.Pod) (Step, error) {
+// advanced all the same, so the next Sync reports its newest facts. ctx is passed to
+// SyncPod (its logger logs the step).
+func (w *Worker) Sync(ctx context.Context, pod *v1.Pod) (Step, error) {
 	if pod != nil {
 		w.Update(pod)
 	} else {
 		pod = w.sim.pod
 	}
 	facts := w.sim.Advance()
-	st, err := w.syncer.SyncPod(status.SyncPodInput{
+	st, err := w.syncer.SyncPod(ctx, status.SyncPodInput{
 		Pod:                        pod,
 		Runtime:                    facts.Runtime,
 		Stopped:                    facts.Stopped,

@@ -28,7 +28,7 @@ type recorder struct {
 	err error
 }
 
-func (r *recorder) SyncPod(in status.SyncPodInput) (v1.PodStatus, error) {
+func (r *recorder) SyncPod(_ context.Context, in status.SyncPodInput) (v1.PodStatus, error) {
 	r.ins = append(r.ins, in)
 	if r.err != nil {
 		return v1.PodStatus{}, r.err
@@ -46,30 +46,34 @@ func workerPod(rv string, annotations map[string]string) *v1.Pod {
 	}
 }
 
-func workerConfig(t *testing.T, clk *clocktesting.FakeClock) podsim.Config {
+func workerIPAM(t *testing.T) *podsim.IPAM {
 	t.Helper()
 	ipam, err := podsim.NewIPAM("10.244.0.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return podsim.Config{Node: podsim.Node{Name: "node-1", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Default(), Seed: 7, Clock: clk}
+	return ipam
+}
+
+func workerConfig(clk *clocktesting.FakeClock) podsim.Config {
+	return podsim.Config{Node: podsim.Node{Name: "node-1", HostIPs: []string{"10.0.0.1"}}, Profile: podsim.Default(), Seed: 7, Clock: clk}
 }
 
 func TestNewWorkerInputErrors(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
-	cfg := workerConfig(t, clk)
+	cfg, ipam := workerConfig(clk), workerIPAM(t)
 	for name, tc := range map[string]struct {
 		pod    *v1.Pod
 		syncer podsim.StatusSyncer
-		cfg    podsim.Config
+		ipam   *podsim.IPAM
 		want   string
 	}{
-		"nil syncer": {pod: workerPod("1", nil), cfg: cfg, want: "syncer: Required value"},
-		"nil pod":    {syncer: &recorder{}, cfg: cfg, want: "pod: Required value"},
-		"no IPAM":    {pod: workerPod("1", nil), syncer: &recorder{}, cfg: podsim.Config{Clock: clk}, want: "Config.IPAM: Required value"},
+		"nil syncer": {pod: workerPod("1", nil), ipam: ipam, want: "syncer: Required value"},
+		"nil pod":    {syncer: &recorder{}, ipam: ipam, want: "pod: Required value"},
+		"no IPAM":    {pod: workerPod("1", nil), syncer: &recorder{}, want: "ipam: Required value"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			w, _, err := podsim.NewWorker(tc.pod, tc.syncer, tc.cfg)
+			w, _, err := podsim.NewWorker(tc.pod, tc.syncer, tc.ipam, cfg)
 			if w != nil || !errors.Is(err, podstatus.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("NewWorker = %v, %v; want no worker and an input error naming %q", w, err, tc.want)
 			}
@@ -84,11 +88,11 @@ func TestNewWorkerInputErrors(t *testing.T) {
 func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
 	rec := &recorder{}
-	w, _, err := podsim.NewWorker(workerPod("1", map[string]string{podsim.AnnotationStopDelay: "5s"}), rec, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(workerPod("1", map[string]string{podsim.AnnotationStopDelay: "5s"}), rec, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := w.Sync(nil)
+	first, err := w.Sync(context.Background(), nil)
 	if err != nil || first.Status.Phase != "seen-1" || first.Next.IsZero() {
 		t.Fatalf("first Sync = %+v, %v; want the syncer's status for rv 1 and a next change", first, err)
 	}
@@ -98,14 +102,14 @@ func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 	// Run until it is steady.
 	for step := first; !step.Next.IsZero(); {
 		clk.SetTime(step.Next)
-		if step, err = w.Sync(nil); err != nil {
+		if step, err = w.Sync(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deleted := workerPod("2", map[string]string{podsim.AnnotationStopDelay: "5s"})
 	deleted.DeletionTimestamp = &metav1.Time{Time: clk.Now()}
 	deleted.DeletionGracePeriodSeconds = ptr.To[int64](30)
-	step, err := w.Sync(deleted)
+	step, err := w.Sync(context.Background(), deleted)
 	if err != nil || w.ResourceVersion() != "2" || !step.Facts.Terminal || step.Facts.Stopped {
 		t.Fatalf("Sync(deleted) = %+v, %v, rv %s; want terminal, not stopped, rv 2", step.Facts, err, w.ResourceVersion())
 	}
@@ -117,11 +121,11 @@ func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 	again := deleted.DeepCopy()
 	again.DeletionTimestamp = &metav1.Time{Time: clk.Now()}
 	again.DeletionGracePeriodSeconds = ptr.To[int64](1)
-	if _, err := w.Sync(again); err != nil {
+	if _, err := w.Sync(context.Background(), again); err != nil {
 		t.Fatal(err)
 	}
 	clk.Step(4 * time.Second) // 5 s after the deletion: the stop delay, within the 30 s grace period
-	step, err = w.Sync(nil)
+	step, err = w.Sync(context.Background(), nil)
 	if err != nil || !step.Facts.Stopped || !step.Facts.Done {
 		t.Fatalf("5 s after the deletion: %+v, %v; want stopped and done", step.Facts, err)
 	}
@@ -137,11 +141,11 @@ func TestWorkerHandsOverTheNewestCopy(t *testing.T) {
 func TestWorkerReportsTheSyncersError(t *testing.T) {
 	clk := clocktesting.NewFakeClock(workerStart)
 	boom := errors.New("boom")
-	w, _, err := podsim.NewWorker(workerPod("1", nil), &recorder{err: boom}, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(workerPod("1", nil), &recorder{err: boom}, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := w.Sync(nil)
+	step, err := w.Sync(context.Background(), nil)
 	if !errors.Is(err, boom) || step.Next.IsZero() {
 		t.Errorf("Sync = %+v, %v; want the syncer's error and the runtime's next change all the same", step, err)
 	}
@@ -160,7 +164,7 @@ func TestWorkerThroughAManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := status.NewManager(srv, status.Options{Clock: clk, Deleter: srv})
-	w, _, err := podsim.NewWorker(created, m, workerConfig(t, clk))
+	w, _, err := podsim.NewWorker(created, m, workerIPAM(t), workerConfig(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +178,8 @@ func TestWorkerThroughAManager(t *testing.T) {
 	}
 	run := func(pod *v1.Pod, until time.Time) podsim.Step {
 		t.Helper()
-		step, err := w.Sync(pod)
-		for ; err == nil; step, err = w.Sync(peek()) {
+		step, err := w.Sync(ctx, pod)
+		for ; err == nil; step, err = w.Sync(ctx, peek()) {
 			if err := m.Sync(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +206,7 @@ func TestWorkerThroughAManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Sync(deleted); err != nil {
+	if _, err := w.Sync(ctx, deleted); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Sync(ctx); err != nil {
@@ -212,7 +216,7 @@ func TestWorkerThroughAManager(t *testing.T) {
 		t.Errorf("deleted, its container still stopping: phase %s on the server, want Running (a terminal phase waits)", p)
 	}
 	clk.Step(3 * time.Second)
-	if _, err := w.Sync(peek()); err != nil {
+	if _, err := w.Sync(ctx, peek()); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Sync(ctx); err != nil { // the terminal status, then the DELETE
@@ -225,5 +229,5 @@ func TestWorkerThroughAManager(t *testing.T) {
 		t.Errorf("%d DELETEs, want 1", n)
 	}
 	w.Release()
-	m.ForgetPod(created.UID)
+	m.ForgetPod(ctx, created.UID)
 }

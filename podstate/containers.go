@@ -9,7 +9,7 @@ import (
 	"github.com/podstatus/podstatus/readiness"
 )
 
-// Waiting reasons and messages the kubelet v1.37.0 writes into container statuses.
+// Waiting reasons the kubelet v1.37.0 writes into container statuses.
 const (
 	// ReasonContainerCreating: a regular container of a pod without init containers has
 	// not been created yet.

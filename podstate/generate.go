@@ -14,7 +14,7 @@ import (
 	"github.com/podstatus/podstatus/readiness"
 )
 
-// Condition reason and message of AllContainersRestarting (kubelet v1.35 and later).
+// Condition reason of AllContainersRestarting (kubelet v1.35 and later).
 const (
 	// ReasonRestartAllContainersStarted: a container exited with a restart rule whose
 	// action is RestartAllContainers, and the containers are being restarted in place.

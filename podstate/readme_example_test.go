@@ -1,6 +1,7 @@
 package podstate_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // syncPod is the README's podstate snippet (internal/readme checks that the README shows
 // it verbatim): generate the status from the runtime's facts and hand it to a Manager.
-func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started metav1.Time) error {
+func syncPod(ctx context.Context, manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started metav1.Time) error {
 	status, err := podstate.Generate(podstate.Input{
 		Pod:       pod,    // from your informer: spec + server status
 		OldStatus: cached, // *v1.PodStatus you last reported, or nil
@@ -32,7 +33,7 @@ func syncPod(manager *status.Manager, pod *v1.Pod, cached *v1.PodStatus, started
 	if err != nil {
 		return err // only for malformed input (a *podstatus.InputError)
 	}
-	return manager.SetPodStatus(pod, status) // sets lastTransitionTime, startTime, observedGeneration
+	return manager.SetPodStatus(ctx, pod, status) // sets lastTransitionTime, startTime, observedGeneration
 }
 
 // From runtime facts to a cached status, as the README shows.
@@ -43,7 +44,7 @@ func Example_manager() {
 	}
 	m := status.NewManager(statustest.NewServer(pod), status.Options{})
 	started := metav1.NewTime(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	if err := syncPod(m, pod, nil, started); err != nil {
+	if err := syncPod(context.Background(), m, pod, nil, started); err != nil {
 		fmt.Println(err)
 		return
 	}

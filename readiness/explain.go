@@ -47,15 +47,15 @@ type Explanation struct {
 	// MissingGates are readiness gates whose condition does not exist.
 	MissingGates []v1.PodConditionType
 	// NotTrueGates are readiness gates whose condition exists but is not True.
-	NotTrueGates []GateStatus
+	NotTrueGates []GateResult
 
 	// Sandbox is why PodReadyToStartContainers is False, one of the sandbox.Message
 	// constants; "" when the sandbox is fine.
 	Sandbox string
 }
 
-// GateStatus is a readiness gate and the status of its condition.
-type GateStatus struct {
+// GateResult is a readiness gate and the status of its condition.
+type GateResult struct {
 	// Type is the gate's condition type.
 	Type v1.PodConditionType
 	// Status is the condition's status: False, Unknown or anything else not True.
@@ -112,7 +112,7 @@ func Explain(in Input) (Explanation, error) {
 		case gc == nil:
 			e.MissingGates = append(e.MissingGates, g.ConditionType)
 		case gc.Status != v1.ConditionTrue:
-			e.NotTrueGates = append(e.NotTrueGates, GateStatus{Type: g.ConditionType, Status: gc.Status})
+			e.NotTrueGates = append(e.NotTrueGates, GateResult{Type: g.ConditionType, Status: gc.Status})
 		}
 	}
 	if v.in.Features.ReadyToStartContainers() || len(in.Sandboxes) > 0 {

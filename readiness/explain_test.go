@@ -55,7 +55,7 @@ func TestExplain(t *testing.T) {
 				UnknownInitContainers:    []string{"init-a"},
 				IncompleteInitContainers: []string{"init-b"},
 				MissingGates:             []v1.PodConditionType{"example.com/lb"},
-				NotTrueGates: []readiness.GateStatus{
+				NotTrueGates: []readiness.GateResult{
 					{Type: "g-false", Status: v1.ConditionFalse}, {Type: "g-unknown", Status: v1.ConditionUnknown}, {Type: "g-empty", Status: ""},
 				},
 				Sandbox: sandbox.MessageNotReady,
@@ -83,7 +83,7 @@ func TestExplain(t *testing.T) {
 			},
 			want: readiness.Explanation{
 				MissingGates: []v1.PodConditionType{"a"},
-				NotTrueGates: []readiness.GateStatus{{Type: "b", Status: v1.ConditionFalse}},
+				NotTrueGates: []readiness.GateResult{{Type: "b", Status: v1.ConditionFalse}},
 			},
 			text: []string{`readiness gate "a": condition does not exist`},
 		},

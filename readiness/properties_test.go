@@ -22,6 +22,7 @@ import (
 func TestPropertyInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		f := readinesstest.Features().Draw(t, "features")
 		in.Features = f
 		r := readinesstest.CheckPure(t, in)
@@ -108,7 +109,7 @@ func TestPropertyFaults(t *testing.T) {
 			wantReady = cond(v1.PodReady, v1.ConditionFalse, readiness.ReasonReadinessGatesNotReady,
 				fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", f.Gate))
 		case readinesstest.FaultGateNotTrue:
-			want.NotTrueGates = []readiness.GateStatus{{Type: f.Gate, Status: f.Status}}
+			want.NotTrueGates = []readiness.GateResult{{Type: f.Gate, Status: f.Status}}
 			wantReady = cond(v1.PodReady, v1.ConditionFalse, readiness.ReasonReadinessGatesNotReady,
 				fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %s", f.Gate, f.Status))
 		case readinesstest.FaultSandbox:
@@ -166,6 +167,7 @@ func evaluate2(t *rapid.T, in readiness.Input, fs ...features.Set) readiness.Res
 func TestPropertyExplainAgrees(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		e, err := readiness.Explain(in)
 		if err != nil {
 			t.Fatal(err)
@@ -245,6 +247,7 @@ func TestPropertyExplainAgrees(t *testing.T) {
 func TestPropertyStatusPlacement(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		f := readinesstest.Features().Draw(t, "features")
 		joined := readinesstest.Joined(in)
 		k := rapid.IntRange(0, len(joined)).Draw(t, "split")
@@ -263,6 +266,7 @@ func TestPropertyStatusPlacement(t *testing.T) {
 func TestPropertyIrrelevantAdditions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		f := readinesstest.Features().Draw(t, "features")
 		before := evaluate2(t, in, f)
 		more := readinesstest.DeepCopy(in)
@@ -297,6 +301,7 @@ func TestPropertyIrrelevantAdditions(t *testing.T) {
 func TestPropertyFeatureIsolation(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		def := evaluate2(t, in)
 
 		off := evaluate2(t, in, features.Set{NoReadyToStartContainers: true})
@@ -336,6 +341,7 @@ func TestPropertyFeatureIsolation(t *testing.T) {
 func TestPropertyApply(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := readinesstest.Input().Draw(t, "input")
+		readinesstest.Log(t, in)
 		r := evaluate2(t, in)
 		var s v1.PodStatus
 		if in.OldStatus != nil {

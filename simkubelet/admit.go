@@ -2,6 +2,7 @@ package simkubelet
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -125,7 +126,7 @@ func (a *agent) settle(e *podEntry, pod *v1.Pod) {
 	if e.rejection != "" {
 		a.recorder.Eventf(pod, v1.EventTypeWarning, ReasonOutOfPods, "%s", e.rejection)
 		st := v1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: v1.PodFailed, Reason: ReasonOutOfPods, Message: rejectedPrefix + e.rejection}
-		if err := a.status.SetPodStatus(pod, st); err != nil {
+		if err := a.status.SetPodStatus(context.Background(), pod, st); err != nil {
 			a.counts.errors.Add(1)
 			a.log.Error(err, "Cannot write the rejected pod's status", "pod", klogRef(pod))
 			return
@@ -134,7 +135,7 @@ func (a *agent) settle(e *podEntry, pod *v1.Pod) {
 		a.counts.admissionRejections.Add(1)
 		a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
 	}
-	if err := a.status.TerminatePod(pod); err != nil {
+	if err := a.status.TerminatePod(context.Background(), pod); err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Cannot terminate a pod that does not run", "pod", klogRef(pod))
 		return

@@ -100,7 +100,7 @@ func TestBehaviorRunsThePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, w, err := podsim.New(simPod, podsim.Config{IPAM: ipam, Clock: clk})
+	sim, w, err := podsim.New(simPod, ipam, podsim.Config{Clock: clk})
 	if err != nil || w.Err() != nil {
 		t.Fatalf("New: %v, warnings %v", err, w.Err())
 	}

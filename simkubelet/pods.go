@@ -99,7 +99,7 @@ func (a *agent) onPodUpdate(old, cur any) {
 		a.onPod(cur) // new to the agent: onPod makes its entry and queues it
 		return
 	}
-	a.status.ObservePod(p)
+	a.status.ObservePod(context.Background(), p)
 	e.pod.Store(p)
 	// The simulated runtime takes the newest copy too, as syncPod gives it one: else it
 	// holds the copy it was last given, a second object per pod beside the informer's
@@ -146,7 +146,7 @@ func (a *agent) onPod(obj any) {
 	if node == nil {
 		return // not one of ours (yet: nodeAdded revisits it)
 	}
-	a.status.ObservePod(pod)
+	a.status.ObservePod(context.Background(), pod)
 	a.pods.mu.Lock()
 	e := a.pods.pods[pod.UID]
 	if e == nil {
@@ -211,7 +211,7 @@ func (a *agent) onPodDelete(obj any) {
 		e.mu.Unlock()
 	}
 	a.responses.forget(pod.UID)
-	a.status.ForgetPod(pod.UID)
+	a.status.ForgetPod(context.Background(), pod.UID)
 }
 
 // nodeAdded revisits the cached pods of a node that just became managed.
@@ -272,7 +272,7 @@ func (a *agent) syncPod(uid types.UID) {
 			previous = &s
 		}
 	}
-	step, err := e.worker.Sync(pod)
+	step, err := e.worker.Sync(context.Background(), pod)
 	if step.Facts.Stopped {
 		releasePod(e) // known terminated: no longer one of the node's active pods
 	}
@@ -298,7 +298,7 @@ func (a *agent) syncPod(uid types.UID) {
 // the latter), anything else is logged. It reports false when the pod cannot be
 // simulated at all.
 func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
-	cfg := podsim.Config{Node: e.node.sim, IPAM: e.node.ipam, Profile: a.cfg.profile, Seed: a.cfg.Seed,
+	cfg := podsim.Config{Node: e.node.sim, Profile: a.cfg.profile, Seed: a.cfg.Seed,
 		Cache: &a.simCache, Clock: a.cfg.Clock, Features: a.cfg.Features}
 	simPod := pod
 	if a.behaviors != nil {
@@ -306,7 +306,7 @@ func (a *agent) startSim(e *podEntry, pod *v1.Pod) bool {
 			simPod = b.apply(pod)
 		}
 	}
-	worker, w, err := podsim.NewWorker(simPod, a.status, cfg)
+	worker, w, err := podsim.NewWorker(simPod, a.status, e.node.ipam, cfg)
 	if err != nil {
 		a.counts.errors.Add(1)
 		a.log.Error(err, "Cannot simulate pod", "pod", klogRef(pod))

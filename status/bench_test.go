@@ -45,7 +45,7 @@ func mgrBenchStatus(round int) v1.PodStatus {
 func BenchmarkSyncUnchanged100k(b *testing.B) {
 	m := NewManager(statustest.NewServer(), Options{Clock: clocktesting.NewFakeClock(mgrT0)})
 	for i := 0; i < 100_000; i++ {
-		if err := m.SetPodStatus(mgrBenchPod(i), mgrBenchStatus(0)); err != nil {
+		if err := m.SetPodStatus(context.Background(), mgrBenchPod(i), mgrBenchStatus(0)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -82,14 +82,14 @@ func BenchmarkRequestsPerChange(b *testing.B) {
 				b.Fatal(err)
 			}
 			stored[i] = p
-			m.ObservePod(p) // the informer's initial list
+			m.ObservePod(context.Background(), p) // the informer's initial list
 		}
-		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(ev.Pod) })
+		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(context.Background(), ev.Pod) })
 		ctx := context.Background()
 		b.StartTimer()
 		for r := 0; r < rounds; r++ {
 			for _, p := range stored {
-				if err := m.SetPodStatus(p, mgrBenchStatus(r)); err != nil {
+				if err := m.SetPodStatus(ctx, p, mgrBenchStatus(r)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -121,16 +121,16 @@ func BenchmarkRequestsPerChangeWithFaults(b *testing.B) {
 				b.Fatal(err)
 			}
 			stored[i] = p
-			m.ObservePod(p)
+			m.ObservePod(context.Background(), p)
 		}
-		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(ev.Pod) })
+		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(context.Background(), ev.Pod) })
 		srv.FailRandomly(statustest.VerbPatch, 0.05, 1,
 			statustest.InternalError(), statustest.TooManyRequests(1), statustest.Conflict("x"))
 		ctx := context.Background()
 		b.StartTimer()
 		for r := 0; r < rounds; r++ {
 			for _, p := range stored {
-				if err := m.SetPodStatus(p, mgrBenchStatus(r)); err != nil {
+				if err := m.SetPodStatus(ctx, p, mgrBenchStatus(r)); err != nil {
 					b.Fatal(err)
 				}
 			}

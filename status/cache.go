@@ -1,6 +1,7 @@
 package status
 
 import (
+	"github.com/go-logr/logr"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -134,9 +135,9 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // caller's own copy. e may be nil (first status of the pod). changed reports a new
 // version that differs from the cached status on a kubelet-owned field (what
 // Observer.OnChange reports); a forced version of the same status is not a change.
-func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
+func (m *Manager) updateLocked(log logr.Logger, e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
 	if e != nil && e.deleted {
-		m.log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", refOf(pod), "podUID", pod.UID)
+		log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", refOf(pod), "podUID", pod.UID)
 		return false, nil
 	}
 	var old *v1.PodStatus
@@ -156,7 +157,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	// it calls the status manager; callers of this library may not): a non-terminal phase
 	// after a terminal one, cached or on the API copy, keeps the terminal phase.
 	if p := accept.FinalPhase(s.Phase, old.Phase, pod.Status.Phase); p != s.Phase {
-		m.log.V(2).Info("Ignoring illegal phase transition", "pod", refOf(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
+		log.V(2).Info("Ignoring illegal phase transition", "pod", refOf(pod), "podUID", pod.UID, "from", p, "to", s.Phase)
 		s.Phase = p
 	}
 	now := metav1.NewTime(m.clock.Now())
@@ -167,7 +168,7 @@ func (m *Manager) updateLocked(e *entry, pod *v1.Pod, s v1.PodStatus, force, fin
 	normalize(pod, &s)
 	same := cached && equalByKubelet(&e.status, &s, m.own)
 	if same && !force {
-		m.log.V(4).Info("Ignoring same status", "pod", refOf(pod), "podUID", pod.UID)
+		log.V(4).Info("Ignoring same status", "pod", refOf(pod), "podUID", pod.UID)
 		return false, nil
 	}
 	if e == nil {

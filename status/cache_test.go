@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -184,7 +185,7 @@ func TestIllegalContainerTransitionRejected(t *testing.T) {
 			next.ContainerStatuses[0].State = run
 		}
 		next.Message = "changed"
-		err := m.SetPodStatus(pod, next)
+		err := m.SetPodStatus(context.Background(), pod, next)
 		if (err != nil) != tc.reject {
 			t.Errorf("%+v: err = %v, want rejection %v", tc, err, tc.reject)
 		}
@@ -418,14 +419,14 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 func TestBadPodsAreErrors(t *testing.T) {
 	m, _ := mgrNewCache(t, Options{})
 	for _, p := range []*v1.Pod{nil, {ObjectMeta: metav1.ObjectMeta{Name: "x"}}, {ObjectMeta: metav1.ObjectMeta{UID: "u"}}} {
-		if err := m.SetPodStatus(p, v1.PodStatus{}); err == nil {
+		if err := m.SetPodStatus(context.Background(), p, v1.PodStatus{}); err == nil {
 			t.Errorf("SetPodStatus(%v) accepted", p)
 		}
-		if err := m.TerminatePod(p); err == nil {
+		if err := m.TerminatePod(context.Background(), p); err == nil {
 			t.Errorf("TerminatePod(%v) accepted", p)
 		}
 	}
-	m.ObservePod(nil) // ignored, no panic
+	m.ObservePod(context.Background(), nil) // ignored, no panic
 }
 
 // TestNewerRV: resourceVersions order as apimachinery orders them, by value however

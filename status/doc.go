@@ -45,7 +45,7 @@
 // Manager next reads the pod: after a failed request (the retry GETs first) or a 409.
 // Feed ObservePod from a pod informer, as the README's snippet does, to repair drift
 // within one watch event. Where the copies at hand carry no usable resourceVersion (the
-// kubelet's pod manager keeps the first one it saw), Reconcile compares them with the
+// kubelet's pod manager keeps the first one it saw), QueueIfDrifted compares them with the
 // cache instead and GETs the pod only when a kubelet-owned field differs, as the
 // kubelet's needsReconcile does.
 //
@@ -61,9 +61,10 @@
 //
 // # Logging and events
 //
-// Methods that take a context (Run, Sync) log with the context's logger
-// (logr.FromContext) when it carries one, else with Options.Logger; the others use
-// Options.Logger. A pod is logged as klog.KObj does, under the key "pod" (a PodRef:
+// Every method that may log takes a context first (Run, Sync, SyncPod, SetPodStatus,
+// TerminatePod, ObservePod, ...) and logs with the context's logger (logr.FromContext)
+// when it carries one, else with Options.Logger: the caller's logger, as the kubelet's
+// status manager takes a klog.Logger in its mutators. A pod is logged as klog.KObj does, under the key "pod" (a PodRef:
 // "namespace/name", {"name","namespace"} in JSON), with its UID under "podUID". Levels
 // are the kubelet status manager's:
 //
@@ -90,23 +91,22 @@
 //     an error, where the kubelet GETs before every PATCH. Conditions another controller
 //     wrote after that copy was taken survive: the patch names only the conditions the
 //     kubelet changed, and strategic merge keeps list elements missing from
-//     $setElementOrder/conditions (TestForeignConditionsSurviveStaleBase). A patch that
-//     takes Ready from True to False, the one kubelet-owned transition another controller
-//     also makes (the node lifecycle controller), is conditional on that copy's
-//     resourceVersion: if the pod changed meanwhile, the 409 refetches it, so a Ready the
-//     other writer already set False keeps its lastTransitionTime
-//     (TestTransitionOnStaleBaseIsConditional).
+//     $setElementOrder/conditions. A patch that takes Ready from True to False, the one
+//     kubelet-owned transition another controller also makes (the node lifecycle
+//     controller), is conditional on that copy's resourceVersion: if the pod changed
+//     meanwhile, the 409 refetches it, so a Ready the other writer already set False
+//     keeps its lastTransitionTime.
 //   - Event-driven readiness gates. When a newer server copy (from ObservePod, or inside a
 //     PATCH response) changes a readiness-gate condition, Ready is re-evaluated with the
 //     readiness engine and queued at once, instead of waiting for the kubelet's next pod
 //     sync. ObservePod also queues a pod whose kubelet-owned fields another writer changed
 //     (the kubelet's needsReconcile, per event instead of every 10 s).
 //   - Cost proportional to change. A dirty set holds the pods with something to send; a
-//     sync walks only those, so a Sync with nothing pending costs the same with 100,000
-//     pods cached as with one.
+//     sync walks only those, so a Sync with nothing pending costs the same however many
+//     pods are cached.
 //   - One copy of a synced status. Once a pod is synced, the cached status shares the
 //     memory of the server copy the Manager holds (its base) wherever the two are equal,
-//     instead of keeping a copy of its own: about a kilobyte less per cached pod. Both are
+//     instead of keeping a copy of its own. Both are
 //     read-only (the cache is copy-on-write, and a pod handed to ObservePod or
 //     SetPodStatus must not be modified afterwards); a cached condition time may take the
 //     server copy's time zone, never another instant.

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func TestContainerUpdateErrors(t *testing.T) {
 	pod := mgrPod()
 	pod.Spec.Containers = []v1.Container{{Name: "c"}}
 	for name, set := range map[string]func() error{
-		"SetContainerReadiness": func() error { return m.SetContainerReadiness(pod.UID, "cri://c", true) },
-		"SetContainerStartup":   func() error { return m.SetContainerStartup(pod.UID, "cri://c", true) },
+		"SetContainerReadiness": func() error { return m.SetContainerReadiness(context.Background(), pod.UID, "cri://c", true) },
+		"SetContainerStartup":   func() error { return m.SetContainerStartup(context.Background(), pod.UID, "cri://c", true) },
 	} {
 		if err := set(); !errors.Is(err, ErrPodNotFound) || !strings.HasPrefix(err.Error(), "status: "+name+": ") {
 			t.Errorf("%s before any status: %v, want ErrPodNotFound wrapped as status: %s: ...", name, err, name)
@@ -27,16 +28,16 @@ func TestContainerUpdateErrors(t *testing.T) {
 	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{
 		Name: "c", ContainerID: "cri://c", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
 	}}})
-	if err := m.SetContainerReadiness(pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
+	if err := m.SetContainerReadiness(context.Background(), pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
 		t.Errorf("unknown container ID: %v, want ErrContainerNotFound", err)
 	}
-	if err := m.SetContainerStartup(pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
+	if err := m.SetContainerStartup(context.Background(), pod.UID, "cri://other", true); !errors.Is(err, ErrContainerNotFound) {
 		t.Errorf("unknown container ID: %v, want ErrContainerNotFound", err)
 	}
-	if err := m.SetContainerStartup(pod.UID, "cri://c", true); err != nil {
+	if err := m.SetContainerStartup(context.Background(), pod.UID, "cri://c", true); err != nil {
 		t.Errorf("SetContainerStartup: %v", err)
 	}
-	if err := m.SetContainerReadiness(pod.UID, "cri://c", true); err != nil {
+	if err := m.SetContainerReadiness(context.Background(), pod.UID, "cri://c", true); err != nil {
 		t.Errorf("SetContainerReadiness: %v", err)
 	}
 	if s := mgrStatus(t, m, pod.UID); !s.ContainerStatuses[0].Ready || !*s.ContainerStatuses[0].Started {
@@ -55,9 +56,9 @@ func TestPodInputErrors(t *testing.T) {
 		err   error
 		field string
 	}{
-		{"SetPodStatus", m.SetPodStatus(nil, v1.PodStatus{}), "pod"},
-		{"SetPodStatus", m.SetPodStatus(noUID, v1.PodStatus{}), "pod.UID"},
-		{"TerminatePod", m.TerminatePod(noUID), "pod.UID"},
+		{"SetPodStatus", m.SetPodStatus(context.Background(), nil, v1.PodStatus{}), "pod"},
+		{"SetPodStatus", m.SetPodStatus(context.Background(), noUID, v1.PodStatus{}), "pod.UID"},
+		{"TerminatePod", m.TerminatePod(context.Background(), noUID), "pod.UID"},
 	} {
 		var ie *podstatus.InputError
 		if !errors.As(tc.err, &ie) || len(ie.Errs) != 1 || ie.Errs[0].Field != tc.field || !strings.HasPrefix(tc.err.Error(), "status: "+tc.name+": ") {

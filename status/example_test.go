@@ -27,9 +27,9 @@ func ExampleNewManager() {
 
 	// The pod as a watch delivers it: the Manager patches against it, with no GET.
 	pod, _ := srv.Peek("default", "web")
-	m.ObservePod(pod)
+	m.ObservePod(context.Background(), pod)
 
-	err := m.SetPodStatus(pod, v1.PodStatus{
+	err := m.SetPodStatus(context.Background(), pod, v1.PodStatus{
 		Phase: v1.PodRunning,
 		Conditions: []v1.PodCondition{
 			{Type: v1.PodScheduled, Status: v1.ConditionTrue},

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestUpstreamFlow(t *testing.T) {
 		t.Errorf("PodScheduled was sent although unchanged:\n%s", first)
 	}
 
-	if err := m.SetContainerReadiness(pod.UID, "containerd://abc", true); err != nil {
+	if err := m.SetContainerReadiness(context.Background(), pod.UID, "containerd://abc", true); err != nil {
 		t.Fatal(err)
 	}
 	cached := mgrStatus(t, m, pod.UID)
@@ -77,7 +78,7 @@ func TestUpstreamFlow(t *testing.T) {
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=1 patch=2")
 
-	if err := m.TerminatePod(pod); err != nil {
+	if err := m.TerminatePod(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
 	if r := mgrGetCond(mgrStatus(t, m, pod.UID), v1.ContainersReady); r.Status != v1.ConditionTrue {

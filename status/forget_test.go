@@ -58,17 +58,17 @@ func TestForgetPodCutsOffTheRequestInFlight(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"},
 			Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
 		})
-		m.ObservePod(pod)
+		m.ObservePod(context.Background(), pod)
 		ctx, cancel := context.WithCancel(context.Background())
 		var loop sync.WaitGroup
 		loop.Go(func() { _ = m.Run(ctx) })
 		defer func() { cancel(); loop.Wait() }()
 
-		if err := m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
+		if err := m.SetPodStatus(ctx, pod, v1.PodStatus{Phase: v1.PodRunning}); err != nil {
 			t.Fatal(err)
 		}
 		<-c.waiting // the PATCH is on its way
-		m.ForgetPod(pod.UID)
+		m.ForgetPod(ctx, pod.UID)
 		synctest.Wait() // the PATCH, cut off, has returned and the sync ended
 		close(c.release)
 		if err := m.Sync(ctx); err != nil {
@@ -120,13 +120,13 @@ func TestForgetPodLeavesTheDeleteInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		if _, err := m.SyncPod(SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true}); err != nil {
+		if _, err := m.SyncPod(ctx, SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true}); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- m.Sync(ctx) }()
 		<-d.waiting // the DELETE is on its way
-		m.ForgetPod(pod.UID)
+		m.ForgetPod(ctx, pod.UID)
 		close(d.release)
 		if err := <-done; err != nil {
 			t.Fatal(err)

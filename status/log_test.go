@@ -52,15 +52,15 @@ func find(lines []string, msg string) string {
 
 // TestLogLevels: the levels CONTRIBUTING.md and the package documentation promise —
 // errors at Error, state changes at V(2), one line per request at V(3), bookkeeping at
-// V(4) — with the pod as {"name","namespace"} plus "podUID", and Run and Sync logging
-// with their context's logger when it carries one.
+// V(4) — with the pod as {"name","namespace"} plus "podUID", and every method logging
+// with its context's logger when it carries one, else with Options.Logger.
 func TestLogLevels(t *testing.T) {
 	var opts, fromCtx logRecorder
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{Logger: opts.logger()})
 	ctx := logr.NewContext(context.Background(), fromCtx.logger())
 	pod := mgrPod()
-	m.ObservePod(mgrCreate(t, srv, pod))
+	m.ObservePod(ctx, mgrCreate(t, srv, pod))
 
 	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning})
 	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning})
@@ -98,9 +98,12 @@ func TestLogLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := srv.Peek("new", "foo")
-	m.ObservePod(p) // differs on a kubelet-owned field: queued
-	if l := find(opts.take(), "Pod status differs from the cached one; queued"); !strings.Contains(l, `"level":4`) {
-		t.Errorf("queued by a watch event: %q, want a V(4) line", l)
+	m.ObservePod(ctx, p) // differs on a kubelet-owned field: queued
+	if l := find(fromCtx.take(), "Pod status differs from the cached one; queued"); !strings.Contains(l, `"level":4`) {
+		t.Errorf("queued by a watch event: %q, want a V(4) line on the context's logger", l)
+	}
+	if got := opts.take(); len(got) != 0 {
+		t.Errorf("ObservePod with a logger in its context logged to Options.Logger: %q", got)
 	}
 
 	// The pod is deleted: a V(2) line, on Options.Logger for a context without one.

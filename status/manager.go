@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,7 +27,8 @@ import (
 // what it does beyond the kubelet).
 //
 // All methods are safe for concurrent use. One mutex guards the cache; it is never held
-// during a request to the API server.
+// during a request to the API server. A method that takes a ctx logs with ctx's logger
+// (logr.FromContext), else with Options.Logger.
 type Manager struct {
 	client  Client
 	opts    Options
@@ -105,24 +107,24 @@ func NewManager(c Client, opts Options) *Manager {
 // policy does not allow (a *TransitionError); the status is then discarded.
 // Manager keeps a reference to pod: do not modify it afterwards (informer objects are
 // shared and read-only anyway).
-func (m *Manager) SetPodStatus(pod *v1.Pod, s v1.PodStatus) error {
+func (m *Manager) SetPodStatus(ctx context.Context, pod *v1.Pod, s v1.PodStatus) error {
 	if err := checkPod(pod); err != nil {
 		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
-	if err := m.setPodStatus(pod, *s.DeepCopy()); err != nil {
+	if err := m.setPodStatus(m.logger(ctx), pod, *s.DeepCopy()); err != nil {
 		return fmt.Errorf("status: SetPodStatus: %w", err)
 	}
 	return nil
 }
 
 // setPodStatus is SetPodStatus for a checked pod and a status the Manager may keep.
-func (m *Manager) setPodStatus(pod *v1.Pod, st v1.PodStatus) error {
+func (m *Manager) setPodStatus(log logr.Logger, pod *v1.Pod, st v1.PodStatus) error {
 	st.ObservedGeneration = accept.ObservedGeneration(pod, m.opts.Features)
 	var changed bool
 	defer func() { m.reportChange(changed, pod) }() // after Unlock: Observer calls are made unlocked
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	changed, err := m.updateLocked(m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
+	changed, err := m.updateLocked(log, m.pods[pod.UID], pod, st, pod.DeletionTimestamp != nil, false)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func reportsGate(pod *v1.Pod, conds []v1.PodCondition) bool {
 // Readiness-gate conditions are read from whichever reached the Manager last: the
 // conditions of the last SetPodStatus that reported a gate, or the newest server copy of
 // the pod (see ObservePod); else from the cached status.
-func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready bool) error {
+func (m *Manager) SetContainerReadiness(ctx context.Context, uid types.UID, containerID string, ready bool) error {
 	var changed bool
 	var pod *v1.Pod
 	defer func() { m.reportChange(changed, pod) }()
@@ -199,7 +201,7 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
 	s.Conditions = replaceOrAppend(s.Conditions, r.ContainersReady)
 	pod = e.pod
-	if changed, err = m.updateLocked(e, e.pod, s, false, false); err != nil {
+	if changed, err = m.updateLocked(m.logger(ctx), e, e.pod, s, false, false); err != nil {
 		return fmt.Errorf("status: SetContainerReadiness: %w", err)
 	}
 	return nil
@@ -208,7 +210,7 @@ func (m *Manager) SetContainerReadiness(uid types.UID, containerID string, ready
 // SetContainerStartup sets the Started field of the container whose ContainerID is
 // containerID. As in the kubelet, a nil Started set to false counts as a change. Its
 // errors are those of SetContainerReadiness.
-func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started bool) error {
+func (m *Manager) SetContainerStartup(ctx context.Context, uid types.UID, containerID string, started bool) error {
 	var changed bool
 	var pod *v1.Pod
 	defer func() { m.reportChange(changed, pod) }()
@@ -224,7 +226,7 @@ func (m *Manager) SetContainerStartup(uid types.UID, containerID string, started
 	s := *e.status.DeepCopy()
 	findContainer(&s, containerID).Started = &started
 	pod = e.pod
-	if changed, err = m.updateLocked(e, e.pod, s, false, false); err != nil {
+	if changed, err = m.updateLocked(m.logger(ctx), e, e.pod, s, false, false); err != nil {
 		return fmt.Errorf("status: SetContainerStartup: %w", err)
 	}
 	return nil
@@ -260,18 +262,18 @@ func (m *Manager) containerLocked(uid types.UID, containerID string) (*entry, *v
 // queued. Conditions are not touched here: Ready and ContainersReady are forced False
 // when the status is merged for the server. pod.Status (the API copy) decides whether
 // the pod had initialised.
-func (m *Manager) TerminatePod(pod *v1.Pod) error {
+func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) error {
 	if err := checkPod(pod); err != nil {
 		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
-	if err := m.terminatePod(pod); err != nil {
+	if err := m.terminatePod(m.logger(ctx), pod); err != nil {
 		return fmt.Errorf("status: TerminatePod: %w", err)
 	}
 	return nil
 }
 
 // terminatePod is TerminatePod for a checked pod.
-func (m *Manager) terminatePod(pod *v1.Pod) error {
+func (m *Manager) terminatePod(log logr.Logger, pod *v1.Pod) error {
 	var changed bool
 	defer func() { m.reportChange(changed, pod) }()
 	m.mu.Lock()
@@ -281,7 +283,7 @@ func (m *Manager) terminatePod(pod *v1.Pod) error {
 	if e != nil && e.hasStatus {
 		base = &e.status
 	}
-	changed, err := m.updateLocked(e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
+	changed, err := m.updateLocked(log, e, pod, terminatedStatus(pod, base, m.opts.Features), true, true)
 	return err
 }
 
@@ -298,11 +300,13 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 
 // RemoveOrphanedStatuses forgets every pod whose UID is not in keep, with its pending
 // changes. It walks the whole cache.
-func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
+func (m *Manager) RemoveOrphanedStatuses(ctx context.Context, keep map[types.UID]bool) {
+	log := m.logger(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for uid, e := range m.pods {
 		if !keep[uid] {
+			log.V(4).Info("Removing orphaned pod status", "pod", e.ref(), "podUID", uid)
 			m.dropLocked(e)
 		}
 	}
@@ -312,10 +316,11 @@ func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
 // ForgetPod drops everything cached for the pod with that UID, pending changes included:
 // call it when a watch reports the pod deleted. A sync in flight for it finishes but
 // records nothing.
-func (m *Manager) ForgetPod(uid types.UID) {
+func (m *Manager) ForgetPod(ctx context.Context, uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.pods[uid]; e != nil {
+		m.logger(ctx).V(4).Info("Forgetting pod status", "pod", e.ref(), "podUID", uid)
 		m.dropLocked(e)
 		m.wakeWaitersLocked()
 	}
@@ -338,10 +343,11 @@ func (m *Manager) ForgetPod(uid types.UID) {
 //
 // A pod with no cached status is remembered as a base only. Copies older than the base
 // are ignored. Manager keeps a reference to pod: do not modify it afterwards.
-func (m *Manager) ObservePod(pod *v1.Pod) {
+func (m *Manager) ObservePod(ctx context.Context, pod *v1.Pod) {
 	if pod == nil {
 		return
 	}
+	log := m.logger(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.pods[pod.UID]
@@ -349,7 +355,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 		e = &entry{uid: pod.UID, namespace: pod.Namespace, name: pod.Name}
 		m.pods[pod.UID] = e
 	}
-	if e.deleted || !m.adoptBaseLocked(e, pod) || !e.hasStatus {
+	if e.deleted || !m.adoptBaseLocked(log, e, pod) || !e.hasStatus {
 		return
 	}
 	if e.pending() {
@@ -374,7 +380,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 	observed := pod.Status.DeepCopy()
 	normalize(e.pod, observed)
 	if !equalByKubelet(observed, &e.status, m.own) {
-		m.log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
+		log.V(4).Info("Pod status differs from the cached one; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", pod.ResourceVersion)
 		e.version++
 		m.markDirtyLocked(e)
 	}
@@ -389,7 +395,7 @@ func (m *Manager) ObservePod(pod *v1.Pod) {
 // Status) from the gates the Manager last knew — those the caller reported, else the old
 // base, else the cached status — so a Ready the caller computed itself (say, False with
 // its own reason) is kept until a gate really changes.
-func (m *Manager) adoptBaseLocked(e *entry, p *v1.Pod) bool {
+func (m *Manager) adoptBaseLocked(log logr.Logger, e *entry, p *v1.Pod) bool {
 	known := e.status.Conditions
 	switch {
 	case e.gates != nil:
@@ -401,7 +407,7 @@ func (m *Manager) adoptBaseLocked(e *entry, p *v1.Pod) bool {
 		return false
 	}
 	if e.hasStatus && e.pod != nil && !sameGates(e.pod, known, p.Status.Conditions) {
-		m.reevaluateGatesLocked(e)
+		m.reevaluateGatesLocked(log, e)
 	}
 	return true
 }
@@ -425,7 +431,7 @@ func sameStatus(a, b *v1.PodCondition) bool {
 
 // reevaluateGatesLocked recomputes Ready from the cached container statuses and the gate
 // conditions of the base, and caches the result if it differs.
-func (m *Manager) reevaluateGatesLocked(e *entry) {
+func (m *Manager) reevaluateGatesLocked(log logr.Logger, e *entry) {
 	if len(e.pod.Spec.ReadinessGates) == 0 || e.finished || terminal(e.status.Phase) {
 		return
 	}
@@ -439,7 +445,7 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 		Conditions: e.base.Status.Conditions, OldStatus: &e.status, Features: m.opts.Features,
 	})
 	if err != nil {
-		m.log.Error(err, "Cannot re-evaluate readiness gates", "pod", e.ref(), "podUID", e.uid)
+		log.Error(err, "Cannot re-evaluate readiness gates", "pod", e.ref(), "podUID", e.uid)
 		return
 	}
 	if r.Ready.Status == cur.Status && r.Ready.Reason == cur.Reason && r.Ready.Message == cur.Message {
@@ -447,8 +453,8 @@ func (m *Manager) reevaluateGatesLocked(e *entry) {
 	}
 	s := *e.status.DeepCopy()
 	s.Conditions = replaceOrAppend(s.Conditions, r.Ready)
-	if _, err := m.updateLocked(e, e.pod, s, false, false); err != nil {
-		m.log.Error(err, "Readiness-gate update rejected", "pod", e.ref(), "podUID", e.uid)
+	if _, err := m.updateLocked(log, e, e.pod, s, false, false); err != nil {
+		log.Error(err, "Readiness-gate update rejected", "pod", e.ref(), "podUID", e.uid)
 	}
 }
 

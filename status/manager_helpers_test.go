@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func mgrCond(t v1.PodConditionType, s v1.ConditionStatus) v1.PodCondition {
 
 func mgrSet(t *testing.T, m *Manager, pod *v1.Pod, s v1.PodStatus) {
 	t.Helper()
-	if err := m.SetPodStatus(pod, s); err != nil {
+	if err := m.SetPodStatus(context.Background(), pod, s); err != nil {
 		t.Fatalf("SetPodStatus: %v", err)
 	}
 }

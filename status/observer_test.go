@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -57,19 +58,21 @@ func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 		changes int // OnChange calls expected from this step
 		forced  int // new versions of the same status it makes (not changes)
 	}{
-		{"first status", func() error { return m.SetPodStatus(pod, running) }, 1, 0},
-		{"same status again", func() error { return m.SetPodStatus(pod, running) }, 0, 0},
-		{"a changed field", func() error { return m.SetPodStatus(pod, *changed) }, 1, 0},
-		{"container turns ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 1, 0},
-		{"container already ready", func() error { return m.SetContainerReadiness(pod.UID, "containerd://app", true) }, 0, 0},
-		{"unknown container", func() error { return m.SetContainerReadiness(pod.UID, "containerd://nope", false) }, 0, 0},
-		{"container started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 1, 0},
-		{"container already started", func() error { return m.SetContainerStartup(pod.UID, "containerd://app", true) }, 0, 0},
-		{"unknown pod", func() error { return m.SetContainerStartup("other", "containerd://app", true) }, 0, 0},
-		{"deleting: the same status is forced", func() error { return m.SetPodStatus(deleting, mgrStatus(t, m, pod.UID)) }, 0, 1},
-		{"terminated", func() error { return m.TerminatePod(deleting) }, 1, 0},
-		{"terminated again: forced, unchanged", func() error { return m.TerminatePod(deleting) }, 0, 1},
-		{"a pod without a UID", func() error { return m.SetPodStatus(&v1.Pod{}, running) }, 0, 0},
+		{"first status", func() error { return m.SetPodStatus(context.Background(), pod, running) }, 1, 0},
+		{"same status again", func() error { return m.SetPodStatus(context.Background(), pod, running) }, 0, 0},
+		{"a changed field", func() error { return m.SetPodStatus(context.Background(), pod, *changed) }, 1, 0},
+		{"container turns ready", func() error { return m.SetContainerReadiness(context.Background(), pod.UID, "containerd://app", true) }, 1, 0},
+		{"container already ready", func() error { return m.SetContainerReadiness(context.Background(), pod.UID, "containerd://app", true) }, 0, 0},
+		{"unknown container", func() error {
+			return m.SetContainerReadiness(context.Background(), pod.UID, "containerd://nope", false)
+		}, 0, 0},
+		{"container started", func() error { return m.SetContainerStartup(context.Background(), pod.UID, "containerd://app", true) }, 1, 0},
+		{"container already started", func() error { return m.SetContainerStartup(context.Background(), pod.UID, "containerd://app", true) }, 0, 0},
+		{"unknown pod", func() error { return m.SetContainerStartup(context.Background(), "other", "containerd://app", true) }, 0, 0},
+		{"deleting: the same status is forced", func() error { return m.SetPodStatus(context.Background(), deleting, mgrStatus(t, m, pod.UID)) }, 0, 1},
+		{"terminated", func() error { return m.TerminatePod(context.Background(), deleting) }, 1, 0},
+		{"terminated again: forced, unchanged", func() error { return m.TerminatePod(context.Background(), deleting) }, 0, 1},
+		{"a pod without a UID", func() error { return m.SetPodStatus(context.Background(), &v1.Pod{}, running) }, 0, 0},
 	} {
 		before, v0 := obs.count(), mgrVersion(m, pod.UID)
 		_ = step.do() // errors are the point of some steps; what matters is what was reported

@@ -26,8 +26,8 @@ type Options struct {
 	// SyncPeriod is how often Run wakes up without a trigger, to re-queue held terminal
 	// phases. Default DefaultSyncPeriod.
 	SyncPeriod time.Duration
-	// Logger receives the logs of methods without a context, and of Run and Sync when
-	// their context carries no logger (see the package documentation for the levels).
+	// Logger receives the logs of a method whose context carries no logger (see the
+	// package documentation for the levels).
 	// Default: discard.
 	Logger logr.Logger
 	// Features selects version-dependent behaviour. Default: v1.37.0.

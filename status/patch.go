@@ -13,7 +13,7 @@ import (
 //
 // The patch is built directly from the typed values, and it is the same, byte for byte, as
 // the kubelet's (k8s.io/kubernetes/pkg/util/pod.PatchPodStatus, which marshals both pods and
-// diffs them with strategicpatch.CreateTwoWayMergePatch), at a small fraction of the cost:
+// diffs them with strategicpatch.CreateTwoWayMergePatch), without marshalling either status:
 //
 //   - it always carries {"metadata":{"uid":uid}}, a precondition: the API server rejects the
 //     patch with 422 Invalid if the stored pod has another UID;

@@ -31,9 +31,9 @@ func TestConcurrentCallers(t *testing.T) {
 				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
 			}
 			stored[i] = mgrCreate(t, srv, p)
-			m.ObservePod(stored[i])
+			m.ObservePod(context.Background(), stored[i])
 		}
-		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(ev.Pod) })
+		srv.OnWrite(func(ev statustest.Event) { m.ObservePod(context.Background(), ev.Pod) })
 		srv.FailRandomly(statustest.VerbPatch, 0.1, 3, statustest.Conflict("x"), statustest.InternalError())
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -54,11 +54,11 @@ func TestConcurrentCallers(t *testing.T) {
 						s := v1.PodStatus{Phase: v1.PodRunning, Message: msg, ContainerStatuses: []v1.ContainerStatus{
 							{Name: "c", ContainerID: "test://c" + strconv.Itoa(i), State: mgrRunning()},
 						}}
-						if err := m.SetPodStatus(stored[i], s); err != nil {
+						if err := m.SetPodStatus(ctx, stored[i], s); err != nil {
 							t.Error(err)
 						}
 						last[i] = msg
-						if err := m.SetContainerReadiness(stored[i].UID, "test://c"+strconv.Itoa(i), r%2 == 0); err != nil {
+						if err := m.SetContainerReadiness(ctx, stored[i].UID, "test://c"+strconv.Itoa(i), r%2 == 0); err != nil {
 							t.Error(err)
 						}
 						_, _ = m.GetPodStatus(stored[i].UID)

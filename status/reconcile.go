@@ -1,10 +1,11 @@
 package status
 
 import (
+	"context"
 	v1 "k8s.io/api/core/v1"
 )
 
-// Reconcile is the kubelet's periodic needsReconcile (syncBatch in
+// QueueIfDrifted is the kubelet's periodic needsReconcile (syncBatch in
 // pkg/kubelet/status/status_manager.go) for one pod: pod is a copy of the pod whose
 // status is the server's as of some recent moment but whose resourceVersion cannot be
 // trusted to order it against other copies — the kubelet's pod manager is such a source:
@@ -21,7 +22,7 @@ import (
 // needsUpdate and canBeDeleted read a fresh GET). Nothing happens for a pod with no cached
 // status, or a copy that agrees with the cache. The copy never becomes the base of a
 // patch. Manager keeps no reference to pod.
-func (m *Manager) Reconcile(pod *v1.Pod) {
+func (m *Manager) QueueIfDrifted(ctx context.Context, pod *v1.Pod) {
 	if pod == nil {
 		return
 	}
@@ -47,7 +48,7 @@ func (m *Manager) Reconcile(pod *v1.Pod) {
 	if equalByKubelet(observed, &e.status, m.own) {
 		return
 	}
-	m.log.V(4).Info("Pod status differs from the cached one; queued with a GET first", "pod", e.ref(), "podUID", e.uid)
+	m.logger(ctx).V(4).Info("Pod status differs from the cached one; queued with a GET first", "pod", e.ref(), "podUID", e.uid)
 	e.baseStale = true
 	e.version++
 	m.markDirtyLocked(e)

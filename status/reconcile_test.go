@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -9,10 +10,10 @@ import (
 	"github.com/podstatus/podstatus/status/statustest"
 )
 
-// TestReconcile: copies whose resourceVersion is the first one seen (the kubelet's pod
+// TestQueueIfDrifted: copies whose resourceVersion is the first one seen (the kubelet's pod
 // manager) are compared, never adopted: agreeing or absent copies cost nothing, a copy
 // that lags costs one GET and no PATCH, drift on the server one GET and one PATCH.
-func TestReconcile(t *testing.T) {
+func TestQueueIfDrifted(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
 	first := mgrCreate(t, srv, mgrPod())
@@ -22,11 +23,11 @@ func TestReconcile(t *testing.T) {
 		p.ResourceVersion = first.ResourceVersion
 		return p
 	}
-	m.Reconcile(first) // no cached status: nothing
+	m.QueueIfDrifted(context.Background(), first) // no cached status: nothing
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=0")
 
-	m.ObservePod(first)
+	m.ObservePod(context.Background(), first)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "one"})
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=1")
@@ -47,7 +48,7 @@ func TestReconcile(t *testing.T) {
 		{"agrees again", podManagerCopy, "get=2 patch=2"},
 	}
 	for _, s := range steps {
-		m.Reconcile(s.copy())
+		m.QueueIfDrifted(context.Background(), s.copy())
 		mgrSync(t, m)
 		if got := mgrCounts(srv); got != s.want {
 			t.Fatalf("%s: requests %s, want %s", s.name, got, s.want)
@@ -65,8 +66,8 @@ func TestReconcileDeletion(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{Deleter: srv})
 	first := mgrCreate(t, srv, mgrPod())
-	m.ObservePod(first)
-	if err := m.TerminatePod(first); err != nil {
+	m.ObservePod(context.Background(), first)
+	if err := m.TerminatePod(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	mgrSync(t, m)
@@ -77,7 +78,7 @@ func TestReconcileDeletion(t *testing.T) {
 	}
 	stale := del.DeepCopy()
 	stale.ResourceVersion = first.ResourceVersion
-	m.Reconcile(stale)
+	m.QueueIfDrifted(context.Background(), stale)
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=1 patch=1")
 	if _, err := srv.Peek("new", "foo"); err == nil {

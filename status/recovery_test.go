@@ -164,7 +164,7 @@ func runOutage(t *testing.T, retry RetryOptions) recoveryRun {
 		p := mgrPod()
 		p.Name, p.UID = name, types.UID("uid-"+name)
 		pods[name] = mgrCreate(t, srv, p)
-		m.ObservePod(pods[name])
+		m.ObservePod(context.Background(), pods[name])
 	}
 	c.transport["t-reset"], c.transport["t-eof"], c.transport["t-timeout"] = reset(), eof(), unanswered()
 	c.answer["h429"] = statustest.TooManyRequests(300)
@@ -426,7 +426,7 @@ func newHangWorld(t *testing.T, workers int, names ...string) *hangWorld {
 		p := mgrPod()
 		p.Name, p.UID = name, types.UID("uid-"+name)
 		w.pods[name] = mgrCreate(t, srv, p)
-		w.m.ObservePod(w.pods[name])
+		w.m.ObservePod(context.Background(), w.pods[name])
 	}
 	mgrRun(t, w.m)
 	return w

@@ -86,7 +86,7 @@ func TestRunIsEventDriven(t *testing.T) {
 		srv := statustest.NewServer()
 		ev := newMgrEvents()
 		m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
-		m.ObservePod(mgrCreate(t, srv, mgrPod()))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 		mgrRun(t, m)
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "hello"})
 		mgrAwait(t, ev.synced, "sync")
@@ -105,7 +105,7 @@ func TestRunGateChangeIsEventDriven(t *testing.T) {
 		stored := mgrCreate(t, srv, pod)
 		ev := newMgrEvents()
 		m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
-		m.ObservePod(stored)
+		m.ObservePod(context.Background(), stored)
 		mgrSet(t, m, stored, st)
 		mgrRun(t, m)
 		mgrAwait(t, ev.synced, "first sync")
@@ -113,7 +113,7 @@ func TestRunGateChangeIsEventDriven(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.ObservePod(p)
+		m.ObservePod(context.Background(), p)
 		mgrAwait(t, ev.synced, "sync after the gate change")
 		if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c.Status != v1.ConditionTrue {
 			t.Fatalf("Ready = %+v", c)
@@ -128,7 +128,7 @@ func TestRunRetriesWithBackoff(t *testing.T) {
 		srv := statustest.NewServer()
 		ev := newMgrEvents()
 		m, fc := mgrWithServer(t, srv, Options{Observer: ev.observer(), Retry: RetryOptions{Base: 2 * time.Second, Jitter: -1}})
-		m.ObservePod(mgrCreate(t, srv, mgrPod()))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 		srv.FailNext(statustest.VerbPatch, 1, statustest.ServerTimeout(statustest.VerbPatch))
 		mgrRun(t, m)
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
@@ -175,7 +175,7 @@ func TestSyncWaitHonoursContext(t *testing.T) {
 			return nil
 		}}
 		m := NewManager(c, Options{}) // the real clock: the bubble's fake time
-		m.ObservePod(mgrCreate(t, srv, mgrPod()))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 		first := make(chan error, 1)
 		go func() { first <- m.Sync(context.Background()) }()
@@ -212,7 +212,7 @@ func TestForgottenPodIsNotPatched(t *testing.T) {
 		if len(patched) == 1 { // the other pod's deletion arrives during this PATCH
 			for n, uid := range names {
 				if n != name {
-					m.ForgetPod(uid)
+					m.ForgetPod(context.Background(), uid)
 				}
 			}
 		}
@@ -223,7 +223,7 @@ func TestForgottenPodIsNotPatched(t *testing.T) {
 		p := mgrPod()
 		p.Name, p.UID = name, types.UID("uid-"+name)
 		names[name] = p.UID
-		m.ObservePod(mgrCreate(t, srv, p))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, p))
 		mgrSet(t, m, p, v1.PodStatus{Message: "x"})
 	}
 	if next := dispatchAndRun(m); !next.IsZero() {
@@ -257,7 +257,7 @@ func TestFailedSyncWakesRun(t *testing.T) {
 		}}
 		ev := newMgrEvents()
 		m := NewManager(c, Options{Observer: ev.observer(), Retry: RetryOptions{Base: time.Second, Jitter: -1}})
-		m.ObservePod(mgrCreate(t, srv, mgrPod()))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 		mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 		failed := make(chan error, 1)
 		go func() { failed <- m.Sync(context.Background()) }()

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func TestObservedCopySharesTheBase(t *testing.T) {
 	mgrSync(t, m)
 	ev := mgrServerPod(t, srv).DeepCopy() // the event of the PATCH: same version, own memory
 	ev.ResourceVersion += "0"             // and newer, as a later event (another writer's label, say)
-	m.ObservePod(ev)
+	m.ObservePod(context.Background(), ev)
 
 	m.mu.Lock()
 	e := m.pods["12345678"]

@@ -127,7 +127,7 @@ func (mm *mgrMachine) set(t *rapid.T) {
 		ContainerStatuses: statuses,
 		Conditions:        append([]v1.PodCondition{mgrCond(v1.PodScheduled, v1.ConditionTrue)}, r.Conditions()...),
 	}
-	if err := mm.m.SetPodStatus(p, s); err != nil {
+	if err := mm.m.SetPodStatus(context.Background(), p, s); err != nil {
 		t.Fatalf("SetPodStatus: %v", err)
 	}
 }
@@ -183,7 +183,7 @@ func (mm *mgrMachine) quiesce(t *rapid.T) {
 	mm.srv.ClearFaults()
 	for _, name := range mm.names {
 		if p, err := mm.srv.Peek("ns", name); err == nil {
-			mm.m.ObservePod(p)
+			mm.m.ObservePod(context.Background(), p)
 		}
 	}
 	if err := mm.m.Sync(context.Background()); err != nil {
@@ -239,7 +239,7 @@ func TestManagerStateMachine(t *testing.T) {
 			"readiness": step(func(t *rapid.T) {
 				if p, ok := mm.pod(t); ok {
 					c := rapid.SampledFrom([]string{"c1", "c2"}).Draw(t, "container")
-					mm.expectKnown(t, mm.m.SetContainerReadiness(p.UID, "test://"+c, rapid.Bool().Draw(t, "ready")))
+					mm.expectKnown(t, mm.m.SetContainerReadiness(context.Background(), p.UID, "test://"+c, rapid.Bool().Draw(t, "ready")))
 				}
 			}),
 			"gate": step(func(t *rapid.T) {
@@ -258,7 +258,7 @@ func TestManagerStateMachine(t *testing.T) {
 				}
 				mm.gate[p.UID] = st
 				if rapid.Bool().Draw(t, "watch delivers") {
-					mm.m.ObservePod(got)
+					mm.m.ObservePod(context.Background(), got)
 				}
 			}),
 			// The node lifecycle controller marks a ready pod not ready (kubernetes#119514).
@@ -273,13 +273,13 @@ func TestManagerStateMachine(t *testing.T) {
 					t.Fatal(err)
 				}
 				if rapid.Bool().Draw(t, "watch delivers") {
-					mm.m.ObservePod(got)
+					mm.m.ObservePod(context.Background(), got)
 				}
 			}),
 			"startup": step(func(t *rapid.T) {
 				if p, ok := mm.pod(t); ok {
 					c := rapid.SampledFrom([]string{"c1", "c2"}).Draw(t, "container")
-					mm.expectKnown(t, mm.m.SetContainerStartup(p.UID, "test://"+c, rapid.Bool().Draw(t, "started")))
+					mm.expectKnown(t, mm.m.SetContainerStartup(context.Background(), p.UID, "test://"+c, rapid.Bool().Draw(t, "started")))
 				}
 			}),
 			"containers may run": step(func(t *rapid.T) { mm.running = rapid.Bool().Draw(t, "running") }),
@@ -290,11 +290,11 @@ func TestManagerStateMachine(t *testing.T) {
 						keep[p.UID] = true
 					}
 				}
-				mm.m.RemoveOrphanedStatuses(keep)
+				mm.m.RemoveOrphanedStatuses(context.Background(), keep)
 			}),
 			"observe": step(func(t *rapid.T) {
 				if p, ok := mm.pod(t); ok {
-					mm.m.ObservePod(p)
+					mm.m.ObservePod(context.Background(), p)
 				}
 			}),
 			"fault": step(func(t *rapid.T) {
@@ -322,7 +322,7 @@ func TestManagerStateMachine(t *testing.T) {
 			}),
 			"terminate": step(func(t *rapid.T) {
 				if p, ok := mm.pod(t); ok {
-					if err := mm.m.TerminatePod(p); err != nil {
+					if err := mm.m.TerminatePod(context.Background(), p); err != nil {
 						t.Fatalf("TerminatePod: %v", err)
 					}
 				}

@@ -391,7 +391,7 @@ func (m *Manager) finish(ctx context.Context, e *entry, snap snapshot, res syncR
 			}
 			e.attempts, e.notBefore, e.transport = 0, time.Time{}, false
 			if res.want != nil && e.base != res.checked && !e.deleted && !e.pending() && drifted(e.base, res.want, m.own) {
-				m.log.V(4).Info("Pod status changed by another writer during the sync; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", e.base.ResourceVersion)
+				m.logger(ctx).V(4).Info("Pod status changed by another writer during the sync; queued", "pod", e.ref(), "podUID", e.uid, "resourceVersion", e.base.ResourceVersion)
 				e.version++
 				m.markDirtyLocked(e)
 			}
@@ -488,7 +488,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 				return res, nil
 			}
 			base = got
-			res.checked = m.setBase(e, got)
+			res.checked = m.setBase(log, e, got)
 			needGet = false
 		}
 		now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
@@ -533,7 +533,7 @@ func (m *Manager) syncEntry(ctx context.Context, e *entry, snap snapshot) (res s
 		}
 		if err == nil {
 			log.V(3).Info("Patched pod status", "pod", ref, "podUID", ref.UID, "version", snap.version, "patch", string(patch))
-			if cur := m.setBase(e, got); cur != res.checked {
+			if cur := m.setBase(log, e, got); cur != res.checked {
 				res.checked = cur
 				if drifts < m.opts.Retry.MaxConflicts && drifted(cur, merged.Conditions, m.own) {
 					log.V(3).Info("Pod status changed by another writer before this PATCH; patching again", "pod", ref, "podUID", ref.UID, "resourceVersion", cur.ResourceVersion)
@@ -833,11 +833,11 @@ func (m *Manager) probeLocked(now time.Time, q *runQueue) *entry {
 
 // setBase records a server copy of e's pod (if newer than the one e has) and returns
 // the newest copy e has: p, or one ObservePod adopted meanwhile.
-func (m *Manager) setBase(e *entry, p *v1.Pod) *v1.Pod {
+func (m *Manager) setBase(log logr.Logger, e *entry, p *v1.Pod) *v1.Pod {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !e.gone {
-		m.adoptBaseLocked(e, p)
+		m.adoptBaseLocked(log, e, p)
 	}
 	return e.base
 }

@@ -190,7 +190,7 @@ func TestStaleUpdates(t *testing.T) {
 func TestObservePodSeedsBase(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	for i := 0; i < 5; i++ {
 		mgrSet(t, m, mgrPod(), mgrRandomStatus())
 		mgrSync(t, m)
@@ -202,10 +202,10 @@ func TestObservePodIgnoresOlderCopies(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
 	old := mgrCreate(t, srv, mgrPod())
-	m.ObservePod(old)
+	m.ObservePod(context.Background(), old)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "one"})
 	mgrSync(t, m)
-	m.ObservePod(old) // a late watch event
+	m.ObservePod(context.Background(), old) // a late watch event
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "two"})
 	mgrSync(t, m)
 	mgrWant(t, srv, "get=0 patch=2")
@@ -218,7 +218,7 @@ func TestConflictRefetchesAndRetries(t *testing.T) {
 	srv := statustest.NewServer()
 	ev := newMgrEvents()
 	m, _ := mgrWithServer(t, srv, Options{Observer: ev.observer()})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	srv.FailNext(statustest.VerbPatch, 2, statustest.Conflict("foo"))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "x"})
 	mgrSync(t, m)
@@ -234,7 +234,7 @@ func TestConflictRefetchesAndRetries(t *testing.T) {
 func TestRetryBackoffHonoursRetryAfter(t *testing.T) {
 	srv := statustest.NewServer()
 	m, fc := mgrWithServer(t, srv, Options{Retry: RetryOptions{Base: time.Second, Max: time.Minute, Jitter: -1}})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	srv.Script(statustest.VerbPatch,
 		statustest.Fault{Err: statustest.InternalError()},
 		statustest.Fault{Err: statustest.TooManyRequests(30)},
@@ -305,14 +305,14 @@ func TestSyncErrorNamesPod(t *testing.T) {
 func TestInFlightChangeIsSentAfterwards(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Message: "first"})
 	once := true
 	srv.OnWrite(func(statustest.Event) {
 		// Runs inside the client's PatchPodStatus: the Manager's lock must not be held.
 		if once {
 			once = false
-			if err := m.SetPodStatus(mgrPod(), v1.PodStatus{Message: "second"}); err != nil {
+			if err := m.SetPodStatus(context.Background(), mgrPod(), v1.PodStatus{Message: "second"}); err != nil {
 				t.Error(err)
 			}
 		}
@@ -336,7 +336,7 @@ func TestInFlightChangeIsSentAfterwards(t *testing.T) {
 func TestRecreatedPodDetectedOnPatch(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
 	mgrSync(t, m)
 	if _, err := srv.Recreate("new", "foo"); err != nil {
@@ -357,7 +357,7 @@ func TestLastTransitionTimeAfterNodeControllerFlip(t *testing.T) {
 	for _, upstream := range []bool{false, true} {
 		srv := statustest.NewServer()
 		m, fc := mgrWithServer(t, srv, Options{UpstreamTransitionTimes: upstream})
-		m.ObservePod(mgrCreate(t, srv, mgrPod()))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 		ready := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 		mgrSet(t, m, mgrPod(), ready)
 		mgrSync(t, m)
@@ -370,7 +370,7 @@ func TestLastTransitionTimeAfterNodeControllerFlip(t *testing.T) {
 			t.Fatal(err)
 		}
 		fc.Step(time.Minute)
-		m.ObservePod(flipped) // the kubelet is back, sees it and restores Ready
+		m.ObservePod(context.Background(), flipped) // the kubelet is back, sees it and restores Ready
 		mgrSync(t, m)
 		got := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady)
 		if got.Status != v1.ConditionTrue {
@@ -415,7 +415,7 @@ func TestObservePodReevaluatesReadinessGates(t *testing.T) {
 	srv := statustest.NewServer()
 	stored := mgrCreate(t, srv, pod)
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(stored)
+	m.ObservePod(context.Background(), stored)
 	mgrSet(t, m, stored, s)
 	mgrSync(t, m)
 	// Another controller sets the gate; the watch delivers it.
@@ -423,7 +423,7 @@ func TestObservePodReevaluatesReadinessGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.ObservePod(p)
+	m.ObservePod(context.Background(), p)
 	mgrSync(t, m)
 	got := mgrServerPod(t, srv).Status
 	if c := mgrGetCond(got, v1.PodReady); c == nil || c.Status != v1.ConditionTrue || c.Reason != "" || c.Message != "" {
@@ -440,14 +440,14 @@ func TestObservePodReevaluatesReadinessGates(t *testing.T) {
 func TestObservePodReconcilesKubeletFields(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "mine"})
 	mgrSync(t, m)
 	p, err := srv.Update("new", "foo", func(p *v1.Pod) { p.Status.Message = "theirs" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.ObservePod(p)
+	m.ObservePod(context.Background(), p)
 	mgrSync(t, m)
 	if got := mgrServerPod(t, srv).Status.Message; got != "mine" {
 		t.Fatalf("server message %q, want mine", got)
@@ -463,7 +463,7 @@ func TestForeignConditionsSurviveStaleBase(t *testing.T) {
 	m, _ := mgrWithServer(t, srv, Options{})
 	pod := mgrPod()
 	pod.Status.Conditions = []v1.PodCondition{mgrCond("example.com/a", v1.ConditionTrue)}
-	m.ObservePod(mgrCreate(t, srv, pod))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, pod))
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{
 		mgrCond(v1.PodScheduled, v1.ConditionTrue), mgrCond(v1.PodReady, v1.ConditionFalse),
 	}}
@@ -506,7 +506,7 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 	srv := statustest.NewServer()
 	stored := mgrCreate(t, srv, pod)
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(stored)
+	m.ObservePod(context.Background(), stored)
 	mgrSet(t, m, stored, s)
 	mgrSync(t, m)
 	gateEvent, err := srv.SetCondition("new", "foo", mgrCond("example.com/gate", v1.ConditionTrue))
@@ -515,8 +515,8 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 	}
 	s.Message = "unrelated change"
 	mgrSet(t, m, stored, s)
-	mgrSync(t, m)           // its response carries the gate
-	m.ObservePod(gateEvent) // the late event is older than the base: ignored
+	mgrSync(t, m)                                 // its response carries the gate
+	m.ObservePod(context.Background(), gateEvent) // the late event is older than the base: ignored
 	mgrSync(t, m)
 	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c.Status != v1.ConditionTrue {
 		t.Fatalf("Ready = %+v", c)
@@ -531,7 +531,7 @@ func TestGateSeenInPatchResponse(t *testing.T) {
 func TestDriftSeenInPatchResponse(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 	mgrSet(t, m, mgrPod(), s)
 	mgrSync(t, m)
@@ -541,8 +541,8 @@ func TestDriftSeenInPatchResponse(t *testing.T) {
 	}
 	s.Message = "b"
 	mgrSet(t, m, mgrPod(), s)
-	mgrSync(t, m)         // its response carries Ready=False: patched again at once
-	m.ObservePod(foreign) // the late event is older than the base: ignored
+	mgrSync(t, m)                               // its response carries Ready=False: patched again at once
+	m.ObservePod(context.Background(), foreign) // the late event is older than the base: ignored
 	mgrSync(t, m)
 	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
 		t.Fatalf("server Ready = %+v, want True", c)
@@ -564,7 +564,7 @@ func (c *writeDuringPatch) PatchPodStatus(ctx context.Context, namespace, name s
 	if w := c.write; w != nil && err == nil {
 		c.write = nil
 		if p, werr := w(); werr == nil {
-			c.m.ObservePod(p)
+			c.m.ObservePod(ctx, p)
 		}
 	}
 	return got, err
@@ -587,7 +587,7 @@ func TestDriftSeenDuringPatch(t *testing.T) {
 			c := &writeDuringPatch{Server: srv}
 			m := NewManager(c, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
 			c.m = m
-			m.ObservePod(mgrCreate(t, srv, mgrPod()))
+			m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 			s := v1.PodStatus{Phase: v1.PodRunning, Message: "a", Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 			mgrSet(t, m, mgrPod(), s)
 			c.write = func() (*v1.Pod, error) { return srv.SetCondition("new", "foo", tc.cond) }
@@ -634,7 +634,7 @@ func TestDriftChecksNeedNewerCopies(t *testing.T) {
 	m := NewManager(noResourceVersions{srv}, Options{Clock: clocktesting.NewFakeClock(mgrT0)})
 	first := mgrCreate(t, srv, mgrPod())
 	first.ResourceVersion = ""
-	m.ObservePod(first)
+	m.ObservePod(context.Background(), first)
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 	for i, msg := range []string{"a", "b", "c"} {
 		s.Message = msg
@@ -653,7 +653,7 @@ func TestDriftChecksNeedNewerCopies(t *testing.T) {
 func TestForeignConditionInPatchResponseCostsNoRequest(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	s := v1.PodStatus{Phase: v1.PodRunning, Message: "a"}
 	mgrSet(t, m, mgrPod(), s)
 	mgrSync(t, m)
@@ -678,9 +678,9 @@ func TestForeignConditionInPatchResponseCostsNoRequest(t *testing.T) {
 func TestForgetPod(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), mgrRandomStatus())
-	m.ForgetPod("12345678")
+	m.ForgetPod(context.Background(), "12345678")
 	if _, ok := m.GetPodStatus("12345678"); ok {
 		t.Fatal("status still cached")
 	}
@@ -696,7 +696,7 @@ func TestSyncWorkFollowsChanges(t *testing.T) {
 	const n = 2000
 	for i := 0; i < n; i++ {
 		p := mgrBenchPod(i)
-		m.ObservePod(mgrCreate(t, srv, p))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, p))
 		mgrSet(t, m, p, mgrBenchStatus(0))
 	}
 	mgrSync(t, m)
@@ -728,7 +728,7 @@ func TestSyncWorkFollowsChanges(t *testing.T) {
 func TestReconcilePodStatus(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "mine"})
 	mgrSync(t, m)
 	// A foreign condition changes the pod but no kubelet field.
@@ -736,7 +736,7 @@ func TestReconcilePodStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.ObservePod(p)
+	m.ObservePod(context.Background(), p)
 	m.mu.Lock()
 	dirty := len(m.dirty)
 	m.mu.Unlock()
@@ -747,7 +747,7 @@ func TestReconcilePodStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.ObservePod(p)
+	m.ObservePod(context.Background(), p)
 	mgrSync(t, m)
 	if got := mgrServerPod(t, srv).Status.Phase; got != v1.PodRunning {
 		t.Fatalf("phase %s not reconciled", got)
@@ -760,7 +760,7 @@ func TestReconcilePodStatus(t *testing.T) {
 func TestTerminalServerPhaseIsFinal(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "running"})
 	mgrSync(t, m)
 	p, err := srv.Update("new", "foo", func(p *v1.Pod) {
@@ -769,7 +769,7 @@ func TestTerminalServerPhaseIsFinal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.ObservePod(p)
+	m.ObservePod(context.Background(), p)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "still running?"})
 	mgrSync(t, m)
 	got := mgrServerPod(t, srv).Status
@@ -782,7 +782,7 @@ func TestTerminalServerPhaseIsFinal(t *testing.T) {
 func TestTerminalCachedPhaseIsFinal(t *testing.T) {
 	srv := statustest.NewServer()
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodSucceeded})
 	mgrSync(t, m)
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Message: "late"})
@@ -799,7 +799,7 @@ func TestWorkers(t *testing.T) {
 	m, _ := mgrWithServer(t, srv, Options{Workers: 4})
 	const n = 200
 	for i := 0; i < n; i++ {
-		m.ObservePod(mgrCreate(t, srv, mgrBenchPod(i)))
+		m.ObservePod(context.Background(), mgrCreate(t, srv, mgrBenchPod(i)))
 	}
 	for r := 0; r < 3; r++ {
 		for i := 0; i < n; i++ {
@@ -829,10 +829,10 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 	could := func(*v1.Pod) bool { return running.Load() }
 	ev := newMgrEvents()
 	m, _ := mgrWithServer(t, srv, Options{CouldHaveRunningContainers: could, Observer: ev.observer()})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	mgrSet(t, m, mgrPod(), v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}})
 	mgrSync(t, m)
-	if err := m.TerminatePod(mgrPod()); err != nil {
+	if err := m.TerminatePod(context.Background(), mgrPod()); err != nil {
 		t.Fatal(err)
 	}
 	mgrSync(t, m)
@@ -852,8 +852,8 @@ func TestHeldTerminalPhaseIsRetried(t *testing.T) {
 		running.Store(true)
 		ev2 := newMgrEvents()
 		m2, fc2 := mgrWithServer(t, srv2, Options{CouldHaveRunningContainers: could, Observer: ev2.observer()})
-		m2.ObservePod(mgrCreate(t, srv2, mgrPod()))
-		if err := m2.TerminatePod(mgrPod()); err != nil {
+		m2.ObservePod(context.Background(), mgrCreate(t, srv2, mgrPod()))
+		if err := m2.TerminatePod(context.Background(), mgrPod()); err != nil {
 			t.Fatal(err)
 		}
 		mgrRun(t, m2)
@@ -913,7 +913,7 @@ func TestSetContainerReadinessReadsTheNewestGates(t *testing.T) {
 	gated.Conditions = append(gated.Conditions, mgrCond("example.com/gate", v1.ConditionFalse))
 	mgrSet(t, m, stored, gated)
 	for _, ready := range []bool{false, true} {
-		if err := m.SetContainerReadiness(stored.UID, "test://c", ready); err != nil {
+		if err := m.SetContainerReadiness(context.Background(), stored.UID, "test://c", ready); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -934,11 +934,11 @@ func TestCallerReadyKeptWhileGatesUnchanged(t *testing.T) {
 	srv := statustest.NewServer()
 	stored := mgrCreate(t, srv, pod)
 	m, _ := mgrWithServer(t, srv, Options{})
-	m.ObservePod(stored)
+	m.ObservePod(context.Background(), stored)
 	s.Conditions[1] = v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ProviderNotReady"}
 	mgrSet(t, m, stored, s)
 	mgrSync(t, m)
-	m.ObservePod(mgrServerPod(t, srv)) // the watch event of our own PATCH
+	m.ObservePod(context.Background(), mgrServerPod(t, srv)) // the watch event of our own PATCH
 	mgrSync(t, m)
 	if c := mgrGetCond(mgrServerPod(t, srv).Status, v1.PodReady); c == nil || c.Reason != "ProviderNotReady" {
 		t.Fatalf("Ready on the server = %+v, want the caller's False/ProviderNotReady", c)
@@ -979,7 +979,7 @@ func TestTransitionOnStaleBaseIsConditional(t *testing.T) {
 	srv := statustest.NewServer()
 	ev := newMgrEvents()
 	m, fc := mgrWithServer(t, srv, Options{Observer: ev.observer()})
-	m.ObservePod(mgrCreate(t, srv, mgrPod()))
+	m.ObservePod(context.Background(), mgrCreate(t, srv, mgrPod()))
 	s := v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{mgrCond(v1.PodReady, v1.ConditionTrue)}}
 	mgrSet(t, m, mgrPod(), s)
 	mgrSync(t, m)

@@ -79,12 +79,12 @@ type SyncPodInput struct {
 // The error wraps a *podstatus.InputError (matching podstatus.ErrInvalidInput) for input
 // the Manager's checks or podstate.Generate cannot use, or a *TransitionError for a
 // status the Manager rejects; the status is then not set.
-func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
+func (m *Manager) SyncPod(ctx context.Context, in SyncPodInput) (v1.PodStatus, error) {
 	pod := in.Pod
 	if err := checkPod(pod); err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
-	m.ObservePod(pod)
+	m.ObservePod(ctx, pod)
 
 	facts := podstate.Input{Pod: pod, Runtime: in.Runtime, Features: m.opts.Features}
 	var finished bool
@@ -109,11 +109,11 @@ func (m *Manager) SyncPod(in SyncPodInput) (v1.PodStatus, error) {
 	if err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
-	if err := m.setPodStatus(pod, s); err != nil {
+	if err := m.setPodStatus(m.logger(ctx), pod, s); err != nil {
 		return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 	}
 	if in.Stopped && !finished {
-		if err := m.terminatePod(pod); err != nil {
+		if err := m.terminatePod(m.logger(ctx), pod); err != nil {
 			return v1.PodStatus{}, fmt.Errorf("status: SyncPod: %w", err)
 		}
 	}

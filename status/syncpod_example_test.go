@@ -34,7 +34,7 @@ func ExampleManager_SyncPod() {
 
 	syncPod := func(pod *v1.Pod, app podstate.Container, terminal, stopped bool) {
 		// Whenever the runtime's facts about a pod change, and on every watch event of the pod:
-		st, err := m.SyncPod(status.SyncPodInput{
+		st, err := m.SyncPod(ctx, status.SyncPodInput{
 			Pod: pod, // the newest copy from the API server
 			Runtime: podstate.Runtime{
 				Sandboxes:  []sandbox.Status{{ID: "sb-1", Ready: !terminal, IP: "10.244.0.7"}},

@@ -55,7 +55,7 @@ func (w *syncWorld) server(name string) *v1.Pod {
 // step is one SyncPod and one Sync, as an agent's worker and the Manager's Run do them.
 func (w *syncWorld) step(pod *v1.Pod, facts podstate.Input, stopped bool) v1.PodStatus {
 	w.t.Helper()
-	s, err := w.m.SyncPod(status.SyncPodInput{Pod: pod, Runtime: facts.Runtime, Stopped: stopped, CouldHaveRunningContainers: !stopped})
+	s, err := w.m.SyncPod(context.Background(), status.SyncPodInput{Pod: pod, Runtime: facts.Runtime, Stopped: stopped, CouldHaveRunningContainers: !stopped})
 	if err != nil {
 		w.t.Fatalf("SyncPod: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestSyncPodDeletesAfterTerminalStatus(t *testing.T) {
 					t.Errorf("%d DELETEs, want 1", n)
 				}
 				// A late watch event of the deleted pod changes nothing and sends nothing.
-				s, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Containers: []podstate.Container{exited}, Terminal: true}, Stopped: true})
+				s, err := w.m.SyncPod(context.Background(), status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Containers: []podstate.Container{exited}, Terminal: true}, Stopped: true})
 				if err != nil || s.Phase != v1.PodSucceeded {
 					t.Errorf("SyncPod after the DELETE: %s, %v; want the last status", s.Phase, err)
 				}
@@ -194,7 +194,7 @@ func TestSyncPodDeletesAFinishedPodOnceDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.m.ObservePod(deleting) // the watch event, without new facts
+	w.m.ObservePod(context.Background(), deleting) // the watch event, without new facts
 	if err := w.m.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 		w := newSyncWorld(t, true, syncPodSpec("p1"))
 		deleting, _ := w.srv.Update("ns", "p1", func(p *v1.Pod) { ts := metav1.NewTime(w.clock.Now()); p.DeletionTimestamp = &ts })
 		w.srv.FailNext(statustest.VerbDelete, 1, statustest.InternalError())
-		_, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
+		_, err := w.m.SyncPod(context.Background(), status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 	t.Run("recreated pod is never deleted", func(t *testing.T) {
 		w := newSyncWorld(t, true, syncPodSpec("p1"))
 		deleting, _ := w.srv.Update("ns", "p1", func(p *v1.Pod) { ts := metav1.NewTime(w.clock.Now()); p.DeletionTimestamp = &ts })
-		_, err := w.m.SyncPod(status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
+		_, err := w.m.SyncPod(context.Background(), status.SyncPodInput{Pod: deleting, Runtime: podstate.Runtime{Terminal: true}, Stopped: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,12 +252,12 @@ func TestSyncPodDeleteErrors(t *testing.T) {
 
 func TestSyncPodInputErrors(t *testing.T) {
 	w := newSyncWorld(t, true)
-	if _, err := w.m.SyncPod(status.SyncPodInput{}); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
+	if _, err := w.m.SyncPod(context.Background(), status.SyncPodInput{}); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
 		t.Errorf("nil pod: %v, want an error starting with status: SyncPod:", err)
 	}
 	pod := syncPodSpec("p1")
 	in := status.SyncPodInput{Pod: pod, Runtime: podstate.Runtime{Containers: []podstate.Container{running, running}}}
-	if _, err := w.m.SyncPod(in); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
+	if _, err := w.m.SyncPod(context.Background(), in); err == nil || !strings.HasPrefix(err.Error(), "status: SyncPod: ") {
 		t.Errorf("two facts for one container: %v, want an error", err)
 	}
 	if _, ok := w.m.GetPodStatus(pod.UID); ok {
@@ -267,12 +267,12 @@ func TestSyncPodInputErrors(t *testing.T) {
 
 func TestSyncPodInputErrorsMatchErrInvalidInput(t *testing.T) {
 	w := newSyncWorld(t, false)
-	_, err := w.m.SyncPod(status.SyncPodInput{})
+	_, err := w.m.SyncPod(context.Background(), status.SyncPodInput{})
 	if !errors.Is(err, podstatus.ErrInvalidInput) {
 		t.Errorf("nil pod: %v does not match podstatus.ErrInvalidInput", err)
 	}
 	in := status.SyncPodInput{Pod: syncPodSpec("p1"), Runtime: podstate.Runtime{Containers: []podstate.Container{running, running}}}
-	if _, err := w.m.SyncPod(in); !errors.Is(err, podstatus.ErrInvalidInput) {
+	if _, err := w.m.SyncPod(context.Background(), in); !errors.Is(err, podstatus.ErrInvalidInput) {
 		t.Errorf("two facts for one container: %v does not match podstatus.ErrInvalidInput", err)
 	}
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,7 +49,7 @@ func TestTerminatePod(t *testing.T) {
 			apiPod.Status = v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{
 				{Name: "test-1", State: mgrRunning()}, {Name: "test-2", State: mgrRunning()}, {Name: "test-3", State: mgrRunning()},
 			}}
-			if err := m.TerminatePod(apiPod); err != nil {
+			if err := m.TerminatePod(context.Background(), apiPod); err != nil {
 				t.Fatal(err)
 			}
 			s := mgrStatus(t, m, pod.UID)
@@ -129,7 +130,7 @@ func TestTerminatePod_DefaultUnknownStatus(t *testing.T) {
 			}
 			pod.Status = v1.PodStatus{Phase: phase, InitContainerStatuses: tc.init, ContainerStatuses: tc.ctrs}
 			mgrSet(t, m, pod, pod.Status)
-			if err := m.TerminatePod(pod.DeepCopy()); err != nil {
+			if err := m.TerminatePod(context.Background(), pod.DeepCopy()); err != nil {
 				t.Fatal(err)
 			}
 			s := mgrStatus(t, m, pod.UID)
@@ -161,7 +162,7 @@ func TestTerminatePod_EnsurePodPhaseIsTerminal(t *testing.T) {
 		m, _ := mgrNewCache(t, Options{})
 		pod := mgrPod()
 		pod.Status.Phase = in
-		if err := m.TerminatePod(pod); err != nil {
+		if err := m.TerminatePod(context.Background(), pod); err != nil {
 			t.Fatal(err)
 		}
 		if got := mgrStatus(t, m, pod.UID).Phase; got != want {
@@ -176,7 +177,7 @@ func TestTerminatePodIsAlwaysQueuedAndSticky(t *testing.T) {
 	pod.Status.Phase = v1.PodFailed
 	mgrSet(t, m, pod, pod.Status)
 	for range 2 {
-		if err := m.TerminatePod(pod); err != nil {
+		if err := m.TerminatePod(context.Background(), pod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,13 +217,13 @@ func TestSetContainerReadiness(t *testing.T) {
 			t.Fatalf("%s: %d updates, want %d", name, got, wantUpdates)
 		}
 	}
-	step("before status", func() { m.SetContainerReadiness(pod.UID, "test://1", true) }, 0)
+	step("before status", func() { m.SetContainerReadiness(context.Background(), pod.UID, "test://1", true) }, 0)
 	if _, ok := m.GetPodStatus(pod.UID); ok {
 		t.Fatal("a status appeared from a readiness change")
 	}
 	step("initial", func() { mgrSet(t, m, pod, s) }, 1)
-	step("c1 unchanged", func() { m.SetContainerReadiness(pod.UID, "test://1", false) }, 0)
-	step("c1 ready", func() { m.SetContainerReadiness(pod.UID, "test://1", true) }, 1)
+	step("c1 unchanged", func() { m.SetContainerReadiness(context.Background(), pod.UID, "test://1", false) }, 0)
+	step("c1 ready", func() { m.SetContainerReadiness(context.Background(), pod.UID, "test://1", true) }, 1)
 	st := mgrStatus(t, m, pod.UID)
 	if c := mgrGetCond(st, v1.PodReady); c.Status != v1.ConditionFalse {
 		t.Fatalf("Ready %v with c2 not ready", c.Status)
@@ -230,12 +231,12 @@ func TestSetContainerReadiness(t *testing.T) {
 	if c := mgrGetCond(st, v1.ContainersReady); c == nil || c.Status != v1.ConditionFalse || c.Message != "containers with unready status: [c2]" {
 		t.Fatalf("ContainersReady = %+v", c)
 	}
-	step("c2 ready", func() { m.SetContainerReadiness(pod.UID, "test://2", true) }, 1)
+	step("c2 ready", func() { m.SetContainerReadiness(context.Background(), pod.UID, "test://2", true) }, 1)
 	st = mgrStatus(t, m, pod.UID)
 	if st.Conditions[0].Type != v1.PodReady || st.Conditions[0].Status != v1.ConditionTrue {
 		t.Fatalf("Conditions[0] = %+v, want Ready True", st.Conditions[0])
 	}
-	step("unknown container", func() { m.SetContainerReadiness(pod.UID, "test://foo", true) }, 0)
+	step("unknown container", func() { m.SetContainerReadiness(context.Background(), pod.UID, "test://foo", true) }, 0)
 }
 
 func TestSetContainerStartup(t *testing.T) {
@@ -249,13 +250,13 @@ func TestSetContainerStartup(t *testing.T) {
 			t.Fatalf("%s: %d updates, want %d", name, got, wantUpdates)
 		}
 	}
-	step("before status", func() { m.SetContainerStartup(pod.UID, "test://1", true) }, 0)
+	step("before status", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://1", true) }, 0)
 	step("initial", func() { mgrSet(t, m, pod, s) }, 1)
-	step("c1 nil→false is a change", func() { m.SetContainerStartup(pod.UID, "test://1", false) }, 1)
-	step("c1 false again", func() { m.SetContainerStartup(pod.UID, "test://1", false) }, 0)
-	step("c1 started", func() { m.SetContainerStartup(pod.UID, "test://1", true) }, 1)
-	step("c2 started", func() { m.SetContainerStartup(pod.UID, "test://2", true) }, 1)
-	step("unknown container", func() { m.SetContainerStartup(pod.UID, "test://foo", true) }, 0)
+	step("c1 nil→false is a change", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://1", false) }, 1)
+	step("c1 false again", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://1", false) }, 0)
+	step("c1 started", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://1", true) }, 1)
+	step("c2 started", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://2", true) }, 1)
+	step("unknown container", func() { m.SetContainerStartup(context.Background(), pod.UID, "test://foo", true) }, 0)
 	st := mgrStatus(t, m, pod.UID)
 	for _, c := range st.ContainerStatuses {
 		if c.Started == nil || !*c.Started {

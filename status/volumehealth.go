@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -25,7 +26,7 @@ import (
 // The error wraps ErrPodNotFound when the pod has no cached status, or is a
 // *TransitionError when the cached status itself is rejected (it cannot be, unless the
 // pod's spec changed since).
-func (m *Manager) SetPodVolumeHealth(uid types.UID, volumeName string, conds []v1.VolumeHealthCondition) (bool, error) {
+func (m *Manager) SetPodVolumeHealth(ctx context.Context, uid types.UID, volumeName string, conds []v1.VolumeHealthCondition) (bool, error) {
 	var changed bool
 	var pod *v1.Pod
 	defer func() { m.reportChange(changed, pod) }()
@@ -56,7 +57,7 @@ func (m *Manager) SetPodVolumeHealth(uid types.UID, volumeName string, conds []v
 	}
 	pod = e.pod
 	var err error
-	if changed, err = m.updateLocked(e, e.pod, s, false, false); err != nil {
+	if changed, err = m.updateLocked(m.logger(ctx), e, e.pod, s, false, false); err != nil {
 		return false, fmt.Errorf("status: SetPodVolumeHealth: %w", err)
 	}
 	return changed, nil

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestSetPodVolumeHealth(t *testing.T) {
 	m, fc := mgrNewCache(t, Options{})
 	pod := mgrPod()
 	pod.Generation = 3
-	if _, err := m.SetPodVolumeHealth(pod.UID, "data", abnormal); !errors.Is(err, ErrPodNotFound) {
+	if _, err := m.SetPodVolumeHealth(context.Background(), pod.UID, "data", abnormal); !errors.Is(err, ErrPodNotFound) {
 		t.Fatalf("before any status: err = %v, want ErrPodNotFound", err)
 	}
 	mgrSet(t, m, pod, v1.PodStatus{Phase: v1.PodRunning})
@@ -36,7 +37,7 @@ func TestSetPodVolumeHealth(t *testing.T) {
 		{"healthy, still", "data", []v1.VolumeHealthCondition{}, false, 2},
 	}
 	for _, s := range steps {
-		got, err := m.SetPodVolumeHealth(pod.UID, s.volume, s.conds)
+		got, err := m.SetPodVolumeHealth(context.Background(), pod.UID, s.volume, s.conds)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}

@@ -171,7 +171,7 @@ func (c *Client) observe(obj any) {
 	}
 	st.pod = pod
 	c.mu.Unlock()
-	c.mgr.ObservePod(pod)
+	c.mgr.ObservePod(c.logCtx(context.Background()), pod)
 }
 
 func (c *Client) forget(obj any) {
@@ -191,7 +191,7 @@ func (c *Client) forget(obj any) {
 		delete(c.known, key)
 	}
 	c.mu.Unlock()
-	c.mgr.ForgetPod(pod.UID)
+	c.mgr.ForgetPod(c.logCtx(context.Background()), pod.UID)
 }
 
 // Pods returns the PodInterface of namespace: the wrapped one, with UpdateStatus replaced.
@@ -243,7 +243,7 @@ func (p *pods) Delete(ctx context.Context, name string, opts metav1.DeleteOption
 		p.c.log(ctx).V(2).Info("Force delete held until the provider reports the pod stopped and its terminal status is on the server", "pod", ref, "podUID", pod.UID)
 		return nil
 	}
-	if err := p.c.mgr.TerminatePod(pod); err != nil {
+	if err := p.c.mgr.TerminatePod(p.c.logCtx(ctx), pod); err != nil {
 		// The Manager refused the pod: deleting it without a terminal status is better
 		// than keeping it forever.
 		p.c.log(ctx).Error(err, "Could not terminate the pod before virtual-kubelet's force delete; deleting it without a terminal status", "pod", ref, "podUID", pod.UID)
@@ -329,7 +329,7 @@ func (c *Client) UpdateStatus(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
 		if err != nil {
 			return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
 		}
-		if err := c.mgr.SetPodStatus(server, s); err != nil {
+		if err := c.mgr.SetPodStatus(c.logCtx(ctx), server, s); err != nil {
 			return nil, fmt.Errorf("vkstatus: UpdateStatus: %w", err)
 		}
 	}
@@ -502,6 +502,15 @@ func (c *Client) log(ctx context.Context) logr.Logger {
 		return vkLogger(ctx)
 	}
 	return c.logger
+}
+
+// logCtx is ctx carrying the logger log finds in it, for the Manager's methods, which log
+// with their context's logr logger: virtual-kubelet's own logger reaches them this way.
+func (c *Client) logCtx(ctx context.Context) context.Context {
+	if _, err := logr.FromContext(ctx); err == nil {
+		return ctx
+	}
+	return logr.NewContext(ctx, c.log(ctx))
 }
 
 func ref(p *v1.Pod) status.PodRef {

@@ -1,6 +1,7 @@
 package vkstatus
 
 import (
+	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,12 +17,13 @@ import (
 // UID-preconditioned delete once a deleted pod's terminal status is on the server) and
 // returns a copy of in.Pod carrying the status the Manager accepted: what the
 // provider hands to virtual-kubelet's NotifyPods callback and returns from GetPodStatus.
-// From then on UpdateStatus leaves the pod's status to SyncPod.
+// From then on UpdateStatus leaves the pod's status to SyncPod. It logs with ctx's
+// logger, else as UpdateStatus does.
 //
 // The error is status.Manager.SyncPod's (a *podstatus.InputError for input it cannot use,
 // such as a nil in.Pod; a *status.TransitionError for a status it rejects), wrapped.
-func (c *Client) SyncPod(in status.SyncPodInput) (*v1.Pod, error) {
-	if _, err := c.mgr.SyncPod(in); err != nil {
+func (c *Client) SyncPod(ctx context.Context, in status.SyncPodInput) (*v1.Pod, error) {
+	if _, err := c.mgr.SyncPod(c.logCtx(ctx), in); err != nil {
 		return nil, fmt.Errorf("vkstatus: SyncPod: %w", err)
 	}
 	pod := in.Pod
@@ -41,12 +43,8 @@ func (c *Client) SyncPod(in status.SyncPodInput) (*v1.Pod, error) {
 	return out, nil
 }
 
-// PodStatus returns a copy of the status the Manager holds for the pod with that UID, for a
-// provider's GetPodStatus; false when it has none.
-func (c *Client) PodStatus(uid types.UID) (*v1.PodStatus, bool) {
-	s, ok := c.mgr.GetPodStatus(uid)
-	if !ok {
-		return nil, false
-	}
-	return &s, true
+// GetPodStatus returns a copy of the status the Manager holds for the pod with that UID,
+// for a provider's GetPodStatus, and false when it has none: status.Manager.GetPodStatus.
+func (c *Client) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	return c.mgr.GetPodStatus(uid)
 }

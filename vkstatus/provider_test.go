@@ -47,7 +47,7 @@ func TestSyncPodAndDeletion(t *testing.T) {
 		}
 		return in
 	}
-	got, err := w.c.SyncPod(facts(false))
+	got, err := w.c.SyncPod(ctx, facts(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestSyncPodAndDeletion(t *testing.T) {
 	if got.Status.Phase != v1.PodRunning {
 		t.Errorf("phase %s, want Running", got.Status.Phase)
 	}
-	if ps, ok := w.c.PodStatus(got.UID); !ok || ps.Phase != v1.PodRunning {
+	if ps, ok := w.c.GetPodStatus(got.UID); !ok || ps.Phase != v1.PodRunning {
 		t.Errorf("PodStatus = %v, %v", ps, ok)
 	}
 	w.srv.ResetRequests()
@@ -95,7 +95,7 @@ func TestSyncPodAndDeletion(t *testing.T) {
 	}
 	var patched []*v1.Pod
 	w.srv.OnWrite(func(e statustest.Event) { patched = append(patched, e.Pod) })
-	if _, err := w.c.SyncPod(facts(true)); err != nil {
+	if _, err := w.c.SyncPod(ctx, facts(true)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.sync(t); err != nil {

@@ -16,5 +16,11 @@
 // containers are i0, i1, ..., regular containers c0, c1, ..., sandboxes sb-new (newest)
 // and sb-old, and every time is T0.
 //
+// Both generator kits, this one and readinesstest, follow the same rules: a generator is a
+// function named after what it draws, returning a *rapid.Generator built fresh on every
+// call; readiness gates never name a condition type the kubelet owns; and Describe
+// renders an input for failure messages, which Log writes through t.Logf so that a
+// failing rapid property prints the input it drew.
+//
 // The package holds no state: every generator is built fresh by its function.
 package podstatetest

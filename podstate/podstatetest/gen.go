@@ -188,8 +188,8 @@ var phases = []v1.PodPhase{"", v1.PodPending, v1.PodRunning, v1.PodRunning, v1.P
 // Pod generates the pod as the API server has it: ns/p with metadata.generation 0 to 3,
 // up to three init containers (i0, ...) and up to three regular containers (c0, ...;
 // at least one with o.AtLeastOneContainer), drawn by Container; any pod restartPolicy;
-// hostNetwork on about one pod in five; up to three readiness gates, some naming a
-// condition the kubelet writes; pod-level resources (Requirements) on about one pod in
+// hostNetwork on about one pod in five; up to three readiness gates, never naming a
+// condition type the kubelet owns (three of them name Conditions' foreign types); pod-level resources (Requirements) on about one pod in
 // three and overhead on one in four; and a server status with any phase and Conditions.
 func Pod(o Options) *rapid.Generator[*v1.Pod] {
 	return rapid.Custom(func(t *rapid.T) *v1.Pod {
@@ -207,8 +207,11 @@ func Pod(o Options) *rapid.Generator[*v1.Pod] {
 		}
 		pod.Spec.RestartPolicy = rapid.SampledFrom([]v1.RestartPolicy{"", v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}).Draw(t, "restartPolicy")
 		pod.Spec.HostNetwork = rapid.IntRange(0, 4).Draw(t, "hostNetwork") == 0
-		gates := []v1.PodConditionType{"example.com/a", "example.com/b", "www.example.com/feature-1",
-			v1.PodInitialized, v1.PodReadyToStartContainers, v1.ContainersReady, v1.DisruptionTarget}
+		// Gates name only condition types another controller writes, the rule readinesstest's
+		// GateType follows: the API server accepts a gate named like a condition the kubelet
+		// owns, but the kubelet writes that condition itself, so such a gate tests the
+		// kubelet's condition code, not a readiness gate.
+		gates := []v1.PodConditionType{"example.com/a", "example.com/b", "www.example.com/feature-1", "gate1"}
 		for _, g := range rapid.SliceOfNDistinct(rapid.SampledFrom(gates), 0, 3, rapid.ID[v1.PodConditionType]).Draw(t, "gates") {
 			pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, v1.PodReadinessGate{ConditionType: g})
 		}

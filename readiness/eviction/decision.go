@@ -8,7 +8,7 @@ import (
 )
 
 // Path names the branch of the eviction handler a request took. It says why
-// the answer is what it is; Decision.Allowed and Decision.Code say what it is.
+// the answer is what it is; Decision.Allowed and Decision.Status say what it is.
 type Path string
 
 // The branches of the eviction handler, in the order it tries them.

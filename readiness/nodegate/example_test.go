@@ -57,7 +57,7 @@ func ExampleEvaluateRule() {
 	rule := nodegate.Rule{
 		Name:         "network",
 		UID:          "6a1f",
-		Mode:         nodegate.Continuous,
+		Mode:         nodegate.EnforcementModeContinuous,
 		Conditions:   []nodegate.ConditionRequirement{{Type: "NetworkReady", RequiredStatus: v1.ConditionTrue}},
 		Taint:        v1.Taint{Key: "readiness.k8s.io/network", Effect: v1.TaintEffectNoSchedule},
 		NodeSelector: metav1.LabelSelector{MatchLabels: map[string]string{"pool": "workers"}},

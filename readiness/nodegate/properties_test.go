@@ -193,15 +193,15 @@ func TestPropertyTaintDiffExactAndForeignUntouched(t *testing.T) {
 // its completion marker while its taint stays, and is stable once applied.
 func TestPropertyRuleTouchesOnlyItsTaint(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		mode := rapid.SampledFrom([]EnforcementMode{Continuous, BootstrapOnly}).Draw(t, "mode")
+		mode := rapid.SampledFrom([]EnforcementMode{EnforcementModeContinuous, EnforcementModeBootstrapOnly}).Draw(t, "mode")
 		conds := []ConditionRequirement{{Type: "A", RequiredStatus: rapid.SampledFrom([]v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse}).Draw(t, "reqA")}}
 		if rapid.Bool().Draw(t, "twoConds") {
 			conds = append(conds, ConditionRequirement{Type: "B", RequiredStatus: v1.ConditionTrue})
 		}
 		r := rule(mode, conds...)
 		r.Taint.Effect = rapid.SampledFrom(effects).Draw(t, "ruleEffect")
-		if mode == Continuous && rapid.Bool().Draw(t, "anyOf") {
-			r.Policy = AnyOf
+		if mode == EnforcementModeContinuous && rapid.Bool().Draw(t, "anyOf") {
+			r.Policy = ConditionAnyOf
 		}
 		statuses := map[v1.NodeConditionType]v1.ConditionStatus{}
 		for _, c := range []v1.NodeConditionType{"A", "B"} {
@@ -243,7 +243,7 @@ func TestPropertyRuleTouchesOnlyItsTaint(t *testing.T) {
 			applied.Annotations[k] = v
 		}
 		again := mustRuleT(t, r, applied)
-		if again.Action != ActionNone {
+		if again.Action != RuleActionNone {
 			t.Fatalf("not stable: first %s, then %s", res.Action, again.Action)
 		}
 	})

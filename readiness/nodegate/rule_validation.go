@@ -34,8 +34,8 @@ var ruleTaintName = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])
 
 var (
 	conditionStatuses = []v1.ConditionStatus{v1.ConditionTrue, v1.ConditionFalse, v1.ConditionUnknown}
-	enforcementModes  = []EnforcementMode{BootstrapOnly, Continuous}
-	conditionPolicies = []ConditionPolicy{AllOf, AnyOf}
+	enforcementModes  = []EnforcementMode{EnforcementModeBootstrapOnly, EnforcementModeContinuous}
+	conditionPolicies = []ConditionPolicy{ConditionAllOf, ConditionAnyOf}
 )
 
 // ValidateRule reports what a cluster running node-readiness-controller says
@@ -136,12 +136,12 @@ func validateRuleSchema(rule Rule, fldPath *field.Path) field.ErrorList {
 	switch rule.Mode {
 	case "":
 		errs = append(errs, field.Required(spec.Child("enforcementMode"), ""))
-	case BootstrapOnly, Continuous:
+	case EnforcementModeBootstrapOnly, EnforcementModeContinuous:
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("enforcementMode"), rule.Mode, enforcementModes))
 	}
 	switch rule.Policy {
-	case "", AllOf, AnyOf:
+	case "", ConditionAllOf, ConditionAnyOf:
 	default:
 		errs = append(errs, field.NotSupported(spec.Child("conditionPolicy"), rule.Policy, conditionPolicies))
 	}
@@ -221,14 +221,14 @@ func validateRuleWebhook(rule Rule, spec *field.Path) field.ErrorList {
 	if sel != nil && sel.Empty() {
 		errs = append(errs, field.Required(spec.Child("nodeSelector"), "nodeSelector must not be empty"))
 	}
-	if rule.Mode == BootstrapOnly {
+	if rule.Mode == EnforcementModeBootstrapOnly {
 		for i, c := range rule.Conditions {
 			if c.DefaultStatus != "" {
 				errs = append(errs, field.Forbidden(spec.Child("conditions").Index(i).Child("defaultStatus"),
 					"defaultStatus should not be used with bootstrap-only enforcementMode"))
 			}
 		}
-		if rule.Policy == AnyOf {
+		if rule.Policy == ConditionAnyOf {
 			errs = append(errs, field.Forbidden(spec.Child("conditionPolicy"),
 				"anyOf conditionPolicy is not supported with bootstrap-only enforcementMode"))
 		}

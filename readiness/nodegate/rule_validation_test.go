@@ -34,8 +34,8 @@ func nConditions(n int) []ConditionRequirement {
 // field path the cluster answers (CRD schema and CEL rules, then the
 // controller's webhook; see ValidateRule).
 func TestValidateRule(t *testing.T) {
-	mod := func(f func(*Rule)) Rule { r := rule(Continuous); f(&r); return r }
-	boot := func(f func(*Rule)) Rule { r := rule(BootstrapOnly); f(&r); return r }
+	mod := func(f func(*Rule)) Rule { r := rule(EnforcementModeContinuous); f(&r); return r }
+	boot := func(f func(*Rule)) Rule { r := rule(EnforcementModeBootstrapOnly); f(&r); return r }
 	const taintCEL = "Invalid spec.taint"
 	cases := []struct {
 		name string
@@ -43,10 +43,10 @@ func TestValidateRule(t *testing.T) {
 		want []string // nil: valid
 	}{
 		// Valid rules.
-		{"continuous", rule(Continuous), nil},
-		{"bootstrap-only", rule(BootstrapOnly), nil},
-		{"explicit allOf", mod(func(r *Rule) { r.Policy = AllOf }), nil},
-		{"anyOf with defaultStatus (continuous)", mod(func(r *Rule) { r.Policy = AnyOf; r.Conditions[0].DefaultStatus = v1.ConditionFalse }), nil},
+		{"continuous", rule(EnforcementModeContinuous), nil},
+		{"bootstrap-only", rule(EnforcementModeBootstrapOnly), nil},
+		{"explicit allOf", mod(func(r *Rule) { r.Policy = ConditionAllOf }), nil},
+		{"anyOf with defaultStatus (continuous)", mod(func(r *Rule) { r.Policy = ConditionAnyOf; r.Conditions[0].DefaultStatus = v1.ConditionFalse }), nil},
 		{"32 conditions", mod(func(r *Rule) { r.Conditions = nConditions(32) }), nil},
 		{"condition type of 316 characters (632 bytes)", mod(func(r *Rule) { r.Conditions[0].Type = v1.NodeConditionType(strings.Repeat("é", 316)) }), nil},
 		{"dotted rule name of 253 characters", mod(func(r *Rule) { r.Name = strings.Repeat("a", 125) + "." + strings.Repeat("b", 127) }), nil},
@@ -113,15 +113,15 @@ func TestValidateRule(t *testing.T) {
 
 		// The webhook's bootstrap-only rules.
 		{"defaultStatus with bootstrap-only", boot(func(r *Rule) { r.Conditions[0].DefaultStatus = v1.ConditionTrue }), []string{"Forbidden spec.conditions[0].defaultStatus"}},
-		{"anyOf with bootstrap-only", boot(func(r *Rule) { r.Policy = AnyOf }), []string{"Forbidden spec.conditionPolicy"}},
+		{"anyOf with bootstrap-only", boot(func(r *Rule) { r.Policy = ConditionAnyOf }), []string{"Forbidden spec.conditionPolicy"}},
 
 		// Stages: a blocking schema error hides the CEL rules, any earlier
 		// error hides the webhook.
 		{"no name hides the taint rules", mod(func(r *Rule) { r.Name = ""; r.Taint.Key = "example.com/x" }), []string{"Required metadata.name"}},
 		{"empty conditions do not hide the taint rules", mod(func(r *Rule) { r.Conditions = []ConditionRequirement{}; r.Taint.Key = "example.com/x" }),
 			[]string{"Invalid spec.conditions", taintCEL}},
-		{"a taint error hides the webhook", boot(func(r *Rule) { r.Policy = AnyOf; r.Taint.Effect = "Never" }), []string{taintCEL}},
-		{"an invalid name hides the webhook", boot(func(r *Rule) { r.Policy = AnyOf; r.Name = "Net" }), []string{"Invalid metadata.name"}},
+		{"a taint error hides the webhook", boot(func(r *Rule) { r.Policy = ConditionAnyOf; r.Taint.Effect = "Never" }), []string{taintCEL}},
+		{"an invalid name hides the webhook", boot(func(r *Rule) { r.Policy = ConditionAnyOf; r.Name = "Net" }), []string{"Invalid metadata.name"}},
 		{"several schema errors", mod(func(r *Rule) { r.Name = ""; r.Mode = ""; r.Conditions[0].RequiredStatus = "Yes" }),
 			[]string{"Required metadata.name", "NotSupported spec.conditions[0].requiredStatus", "Required spec.enforcementMode"}},
 	}
@@ -168,20 +168,20 @@ func TestValidateRule(t *testing.T) {
 }
 
 func TestRuleInvalidInput(t *testing.T) {
-	_, err := EvaluateRule(RuleInput{Rule: rule(Continuous)})
+	_, err := EvaluateRule(RuleInput{Rule: rule(EnforcementModeContinuous)})
 	if got, want := inputErrorPaths(t, err), []string{"Required RuleInput.Node"}; !cmp.Equal(got, want) {
 		t.Errorf("nil node: paths %v, want %v", got, want)
 	}
 	if want := `nodegate: EvaluateRule: rule "network": RuleInput.Node: Required value`; err.Error() != want {
 		t.Errorf("error text %q, want %q", err, want)
 	}
-	bad := rule(Continuous)
+	bad := rule(EnforcementModeContinuous)
 	bad.Mode = ""
 	_, err = EvaluateRule(RuleInput{Rule: bad})
 	if got, want := inputErrorPaths(t, err), []string{"Required RuleInput.Node", "Required RuleInput.Rule.spec.enforcementMode"}; !cmp.Equal(got, want) {
 		t.Errorf("nil node and a bad rule: paths %v, want %v", got, want)
 	}
-	_, err = DryRun(DryRunInput{Rule: rule(Continuous), Nodes: []*v1.Node{ruleNode(netTrue), nil}})
+	_, err = DryRun(DryRunInput{Rule: rule(EnforcementModeContinuous), Nodes: []*v1.Node{ruleNode(netTrue), nil}})
 	if got, want := inputErrorPaths(t, err), []string{"Required DryRunInput.Nodes[1]"}; !cmp.Equal(got, want) {
 		t.Errorf("nil node: paths %v, want %v", got, want)
 	}
@@ -191,7 +191,7 @@ func TestRuleInvalidInput(t *testing.T) {
 // marker, even when its taint is back and its conditions hold (the node
 // reconciler's choice; see EvaluateRule).
 func TestRuleBootstrapCompletedIgnoresReaddedTaint(t *testing.T) {
-	r := rule(BootstrapOnly)
+	r := rule(EnforcementModeBootstrapOnly)
 	for _, key := range []string{BootstrapAnnotationKey(r), BootstrapAnnotationPrefix + r.Name} {
 		for name, conds := range map[string]map[v1.NodeConditionType]v1.ConditionStatus{"satisfied": netTrue, "unsatisfied": netFalse} {
 			for _, tainted := range []bool{true, false} {
@@ -202,7 +202,7 @@ func TestRuleBootstrapCompletedIgnoresReaddedTaint(t *testing.T) {
 				n := ruleNode(conds, taints...)
 				n.Annotations = map[string]string{key: `{"rule-name":"network"}`}
 				res := mustRule(t, r, n)
-				if res.Action != ActionNone || res.Skipped != "BootstrapCompleted" || !res.Taints.Empty() ||
+				if res.Action != RuleActionNone || res.Skipped != "BootstrapCompleted" || !res.Taints.Empty() ||
 					res.TaintPresent != tainted || res.Annotations != nil {
 					t.Errorf("marker %s, %s, tainted %v: got %+v", key, name, tainted, res)
 				}
@@ -229,7 +229,7 @@ func genRuleString(t *rapid.T, label string) string {
 // both accepted and refused rules are common.
 func genRule(t *rapid.T) Rule {
 	rarely := func(label string) bool { return rapid.IntRange(0, 3).Draw(t, label) == 0 }
-	r := rule(rapid.SampledFrom([]EnforcementMode{Continuous, Continuous, BootstrapOnly, BootstrapOnly, "", "once"}).Draw(t, "mode"))
+	r := rule(rapid.SampledFrom([]EnforcementMode{EnforcementModeContinuous, EnforcementModeContinuous, EnforcementModeBootstrapOnly, EnforcementModeBootstrapOnly, "", "once"}).Draw(t, "mode"))
 	statuses := []v1.ConditionStatus{"", v1.ConditionTrue, v1.ConditionFalse, v1.ConditionUnknown, "Yes"}
 	if rarely("mutateName") {
 		r.Name = genRuleString(t, "name")
@@ -248,7 +248,7 @@ func genRule(t *rapid.T) Rule {
 			})
 		}
 	}
-	r.Policy = rapid.SampledFrom([]ConditionPolicy{"", "", AllOf, AnyOf, "mostOf"}).Draw(t, "policy")
+	r.Policy = rapid.SampledFrom([]ConditionPolicy{"", "", ConditionAllOf, ConditionAnyOf, "mostOf"}).Draw(t, "policy")
 	if rarely("mutateTaint") {
 		r.Taint = v1.Taint{
 			Key:    genRuleString(t, "key"),

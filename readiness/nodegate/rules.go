@@ -16,22 +16,22 @@ import (
 type ConditionPolicy string
 
 const (
-	// AllOf (the default, also for "") releases the node when every
+	// ConditionAllOf (the default, also for "") releases the node when every
 	// condition is satisfied.
-	AllOf ConditionPolicy = "allOf"
-	// AnyOf releases the node when at least one condition is satisfied.
-	AnyOf ConditionPolicy = "anyOf"
+	ConditionAllOf ConditionPolicy = "allOf"
+	// ConditionAnyOf releases the node when at least one condition is satisfied.
+	ConditionAnyOf ConditionPolicy = "anyOf"
 )
 
 // EnforcementMode says whether a rule keeps guarding a node after release.
 type EnforcementMode string
 
 const (
-	// Continuous re-adds the taint whenever the conditions regress.
-	Continuous EnforcementMode = "continuous"
-	// BootstrapOnly removes the taint once, marks the node with a completion
+	// EnforcementModeContinuous re-adds the taint whenever the conditions regress.
+	EnforcementModeContinuous EnforcementMode = "continuous"
+	// EnforcementModeBootstrapOnly removes the taint once, marks the node with a completion
 	// annotation, and never taints that node again.
-	BootstrapOnly EnforcementMode = "bootstrap-only"
+	EnforcementModeBootstrapOnly EnforcementMode = "bootstrap-only"
 )
 
 // RuleTaintPrefix is the domain every rule's taint key must be in.
@@ -61,9 +61,9 @@ type Rule struct {
 	UID  types.UID
 	// Conditions are the requirements (1 to 32, unique types).
 	Conditions []ConditionRequirement
-	// Policy combines them; "" means AllOf.
+	// Policy combines them; "" means ConditionAllOf.
 	Policy ConditionPolicy
-	// Mode is Continuous or BootstrapOnly (required).
+	// Mode is EnforcementModeContinuous or EnforcementModeBootstrapOnly (required).
 	Mode EnforcementMode
 	// Taint is the taint the rule keeps on unreleased nodes; its key must be
 	// in RuleTaintPrefix.
@@ -98,14 +98,14 @@ type ConditionResult struct {
 type RuleAction string
 
 const (
-	// ActionNone: nothing changes.
-	ActionNone RuleAction = "None"
-	// ActionAddTaint: the rule's taint is added.
-	ActionAddTaint RuleAction = "AddTaint"
-	// ActionRemoveTaint: every taint with the rule's key and effect is removed.
-	ActionRemoveTaint RuleAction = "RemoveTaint"
-	// ActionMarkBootstrapped: only the completion annotation is added.
-	ActionMarkBootstrapped RuleAction = "MarkBootstrapped"
+	// RuleActionNone: nothing changes.
+	RuleActionNone RuleAction = "None"
+	// RuleActionAddTaint: the rule's taint is added.
+	RuleActionAddTaint RuleAction = "AddTaint"
+	// RuleActionRemoveTaint: every taint with the rule's key and effect is removed.
+	RuleActionRemoveTaint RuleAction = "RemoveTaint"
+	// RuleActionMarkBootstrapped: only the completion annotation is added.
+	RuleActionMarkBootstrapped RuleAction = "MarkBootstrapped"
 )
 
 // RuleResult is a rule's evaluation on one node.
@@ -142,7 +142,7 @@ type RuleResult struct {
 // value). Dry-run rules report conditions but act on nothing.
 //
 // A bootstrap-only rule whose completion annotation the node carries is
-// skipped (Skipped "BootstrapCompleted", ActionNone), even when its taint is
+// skipped (Skipped "BootstrapCompleted", RuleActionNone), even when its taint is
 // back on the node and its conditions hold. Upstream's two reconcilers
 // disagree on that node: the node reconciler
 // (processNodeAgainstAllRules in internal/controller/node_controller.go)
@@ -172,7 +172,7 @@ func EvaluateRule(in RuleInput) (RuleResult, error) {
 		return RuleResult{}, err
 	}
 	rule, node := in.Rule, in.Node
-	res := RuleResult{Action: ActionNone}
+	res := RuleResult{Action: RuleActionNone}
 	res.HadTaint = hasRuleTaint(node, rule.Taint)
 	res.TaintPresent = res.HadTaint
 	res.Taints = TaintDiff{NewTaints: append([]v1.Taint(nil), node.Spec.Taints...)}
@@ -184,7 +184,7 @@ func EvaluateRule(in RuleInput) (RuleResult, error) {
 	if rule.Deleting {
 		res.Taints = diffTaints(node.Spec.Taints, nil, owned, false)
 		if !res.Taints.Empty() {
-			res.Action = ActionRemoveTaint
+			res.Action = RuleActionRemoveTaint
 		}
 		res.TaintPresent = false
 		return res, nil
@@ -194,24 +194,24 @@ func EvaluateRule(in RuleInput) (RuleResult, error) {
 		res.Skipped = "DryRun"
 		return res, nil
 	}
-	if rule.Mode == BootstrapOnly && bootstrapCompleted(rule, node) {
+	if rule.Mode == EnforcementModeBootstrapOnly && bootstrapCompleted(rule, node) {
 		res.Skipped = "BootstrapCompleted"
 		return res, nil
 	}
 	switch {
 	case res.Release && res.HadTaint:
-		res.Action = ActionRemoveTaint
+		res.Action = RuleActionRemoveTaint
 		res.Taints = diffTaints(node.Spec.Taints, nil, owned, false)
 		res.TaintPresent = false
-		if rule.Mode == BootstrapOnly {
+		if rule.Mode == EnforcementModeBootstrapOnly {
 			res.Annotations = bootstrapMarker(rule)
 		}
 	case !res.Release && !res.HadTaint:
-		res.Action = ActionAddTaint
+		res.Action = RuleActionAddTaint
 		res.Taints = diffTaints(node.Spec.Taints, []v1.Taint{rule.Taint}, owned, false)
 		res.TaintPresent = true
-	case res.Release && !res.HadTaint && rule.Mode == BootstrapOnly:
-		res.Action = ActionMarkBootstrapped
+	case res.Release && !res.HadTaint && rule.Mode == EnforcementModeBootstrapOnly:
+		res.Action = RuleActionMarkBootstrapped
 		res.Annotations = bootstrapMarker(rule)
 	}
 	return res, nil
@@ -320,7 +320,7 @@ func evaluateConditions(rule Rule, node *v1.Node) ([]ConditionResult, int, bool)
 		any = any || r.Satisfied
 		out = append(out, r)
 	}
-	if rule.Policy == AnyOf {
+	if rule.Policy == ConditionAnyOf {
 		return out, missing, any
 	}
 	return out, missing, all

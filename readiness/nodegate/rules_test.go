@@ -49,10 +49,10 @@ var (
 // (internal/controller/nodereadinessrule_controller_test.go and
 // internal/controller/node_controller_test.go).
 func TestRuleBootstrapOnly(t *testing.T) {
-	r := rule(BootstrapOnly)
+	r := rule(EnforcementModeBootstrapOnly)
 	t.Run("taint removed when conditions are met, UID marker in the same change", func(t *testing.T) {
 		res := mustRule(t, r, ruleNode(netTrue, ruleTaint()))
-		if res.Action != ActionRemoveTaint || len(res.Taints.NewTaints) != 0 || res.TaintPresent {
+		if res.Action != RuleActionRemoveTaint || len(res.Taints.NewTaints) != 0 || res.TaintPresent {
 			t.Errorf("got %+v", res)
 		}
 		want := map[string]string{"readiness.k8s.io/bootstrap-completed-0f1e2d3c": `{"rule-name":"network"}`}
@@ -64,7 +64,7 @@ func TestRuleBootstrapOnly(t *testing.T) {
 		n := ruleNode(netFalse)
 		n.Annotations = map[string]string{"readiness.k8s.io/bootstrap-completed-0f1e2d3c": `{"rule-name":"network"}`}
 		res := mustRule(t, r, n)
-		if res.Action != ActionNone || res.Skipped != "BootstrapCompleted" || !res.Taints.Empty() {
+		if res.Action != RuleActionNone || res.Skipped != "BootstrapCompleted" || !res.Taints.Empty() {
 			t.Errorf("got %+v", res)
 		}
 	})
@@ -77,13 +77,13 @@ func TestRuleBootstrapOnly(t *testing.T) {
 	})
 	t.Run("satisfied without a taint: marker only", func(t *testing.T) {
 		res := mustRule(t, r, ruleNode(netTrue))
-		if res.Action != ActionMarkBootstrapped || len(res.Annotations) != 1 || !res.Taints.Empty() {
+		if res.Action != RuleActionMarkBootstrapped || len(res.Annotations) != 1 || !res.Taints.Empty() {
 			t.Errorf("got %+v", res)
 		}
 	})
 	t.Run("unsatisfied before completion: taint added", func(t *testing.T) {
 		res := mustRule(t, r, ruleNode(netFalse))
-		if res.Action != ActionAddTaint || !cmp.Equal(res.Taints.Add, []v1.Taint{ruleTaint()}) || res.Annotations != nil {
+		if res.Action != RuleActionAddTaint || !cmp.Equal(res.Taints.Add, []v1.Taint{ruleTaint()}) || res.Annotations != nil {
 			t.Errorf("got %+v", res)
 		}
 	})
@@ -100,23 +100,23 @@ func TestRuleBootstrapOnly(t *testing.T) {
 }
 
 func TestRuleContinuous(t *testing.T) {
-	r := rule(Continuous)
-	if res := mustRule(t, r, ruleNode(netTrue, ruleTaint())); res.Action != ActionRemoveTaint || res.Annotations != nil {
+	r := rule(EnforcementModeContinuous)
+	if res := mustRule(t, r, ruleNode(netTrue, ruleTaint())); res.Action != RuleActionRemoveTaint || res.Annotations != nil {
 		t.Errorf("met: got %+v", res)
 	}
-	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionAddTaint {
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != RuleActionAddTaint {
 		t.Errorf("regression: got %+v", res)
 	}
 	// Missing condition: Unknown by default, so requiredStatus True fails closed.
-	if res := mustRule(t, r, ruleNode(nil)); res.Action != ActionAddTaint || res.MissingConditions != 1 || res.Conditions[0].CurrentStatus != v1.ConditionUnknown {
+	if res := mustRule(t, r, ruleNode(nil)); res.Action != RuleActionAddTaint || res.MissingConditions != 1 || res.Conditions[0].CurrentStatus != v1.ConditionUnknown {
 		t.Errorf("missing: got %+v", res)
 	}
 	// A pre-existing taint with another value is adopted.
-	if res := mustRule(t, r, ruleNode(netFalse, taint(ruleKey, "other", v1.TaintEffectNoSchedule))); res.Action != ActionNone || !res.TaintPresent {
+	if res := mustRule(t, r, ruleNode(netFalse, taint(ruleKey, "other", v1.TaintEffectNoSchedule))); res.Action != RuleActionNone || !res.TaintPresent {
 		t.Errorf("adopt: got %+v", res)
 	}
 	// Satisfied and untainted: nothing, and no marker in continuous mode.
-	if res := mustRule(t, r, ruleNode(netTrue)); res.Action != ActionNone || res.Annotations != nil {
+	if res := mustRule(t, r, ruleNode(netTrue)); res.Action != RuleActionNone || res.Annotations != nil {
 		t.Errorf("clean: got %+v", res)
 	}
 	// Removing removes every copy with the key and effect, and nothing else.
@@ -131,8 +131,8 @@ func TestRuleContinuous(t *testing.T) {
 func TestRuleSelectorDoesNotMatch(t *testing.T) {
 	n := ruleNode(netTrue, ruleTaint())
 	n.Labels = map[string]string{"pool": "infra"}
-	res := mustRule(t, rule(Continuous), n)
-	if res.Applies || res.Action != ActionNone || !res.Taints.Empty() || !cmp.Equal(res.Taints.NewTaints, n.Spec.Taints) {
+	res := mustRule(t, rule(EnforcementModeContinuous), n)
+	if res.Applies || res.Action != RuleActionNone || !res.Taints.Empty() || !cmp.Equal(res.Taints.NewTaints, n.Spec.Taints) {
 		t.Errorf("got %+v", res)
 	}
 }
@@ -142,24 +142,24 @@ func TestRulePolicies(t *testing.T) {
 	oneMet := map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionTrue, "B": v1.ConditionFalse}
 	noneMet := map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionFalse, "B": v1.ConditionFalse}
 
-	anyOf := rule(Continuous, two...)
-	anyOf.Policy = AnyOf
-	if res := mustRule(t, anyOf, ruleNode(oneMet, ruleTaint())); res.Action != ActionRemoveTaint {
+	anyOf := rule(EnforcementModeContinuous, two...)
+	anyOf.Policy = ConditionAnyOf
+	if res := mustRule(t, anyOf, ruleNode(oneMet, ruleTaint())); res.Action != RuleActionRemoveTaint {
 		t.Errorf("anyOf with one met: %+v", res)
 	}
-	if res := mustRule(t, anyOf, ruleNode(noneMet)); res.Action != ActionAddTaint {
+	if res := mustRule(t, anyOf, ruleNode(noneMet)); res.Action != RuleActionAddTaint {
 		t.Errorf("anyOf with none met: %+v", res)
 	}
-	allOf := rule(Continuous, two...)
-	allOf.Policy = AllOf
-	def := rule(Continuous, two...)
+	allOf := rule(EnforcementModeContinuous, two...)
+	allOf.Policy = ConditionAllOf
+	def := rule(EnforcementModeContinuous, two...)
 	for _, n := range []*v1.Node{ruleNode(oneMet, ruleTaint()), ruleNode(noneMet), ruleNode(map[v1.NodeConditionType]v1.ConditionStatus{"A": v1.ConditionTrue, "B": v1.ConditionTrue}, ruleTaint())} {
 		a, d := mustRule(t, allOf, n), mustRule(t, def, n)
 		if !cmp.Equal(a, d) {
 			t.Errorf("explicit allOf differs from the default:\n%s", cmp.Diff(a, d))
 		}
 	}
-	if res := mustRule(t, allOf, ruleNode(oneMet, ruleTaint())); res.Action != ActionNone || res.Release {
+	if res := mustRule(t, allOf, ruleNode(oneMet, ruleTaint())); res.Action != RuleActionNone || res.Release {
 		t.Errorf("allOf with one met must keep the taint: %+v", res)
 	}
 }
@@ -167,28 +167,28 @@ func TestRulePolicies(t *testing.T) {
 func TestRuleDefaultStatus(t *testing.T) {
 	// The problem-gate pattern: required False, default False: a missing
 	// condition allows.
-	r := rule(Continuous, ConditionRequirement{Type: "KernelDeadlock", RequiredStatus: v1.ConditionFalse, DefaultStatus: v1.ConditionFalse})
+	r := rule(EnforcementModeContinuous, ConditionRequirement{Type: "KernelDeadlock", RequiredStatus: v1.ConditionFalse, DefaultStatus: v1.ConditionFalse})
 	res := mustRule(t, r, ruleNode(nil, ruleTaint()))
-	if res.Action != ActionRemoveTaint || res.MissingConditions != 1 || res.Conditions[0].EffectiveStatus != v1.ConditionFalse {
+	if res.Action != RuleActionRemoveTaint || res.MissingConditions != 1 || res.Conditions[0].EffectiveStatus != v1.ConditionFalse {
 		t.Errorf("got %+v", res)
 	}
 }
 
 func TestRuleDeleting(t *testing.T) {
-	r := rule(Continuous)
+	r := rule(EnforcementModeContinuous)
 	r.Deleting = true
-	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionNone || len(res.Taints.Add) != 0 || res.Conditions != nil {
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != RuleActionNone || len(res.Taints.Add) != 0 || res.Conditions != nil {
 		t.Errorf("deleting rule added or evaluated: %+v", res)
 	}
-	if res := mustRule(t, r, ruleNode(netFalse, ruleTaint())); res.Action != ActionRemoveTaint || len(res.Taints.NewTaints) != 0 {
+	if res := mustRule(t, r, ruleNode(netFalse, ruleTaint())); res.Action != RuleActionRemoveTaint || len(res.Taints.NewTaints) != 0 {
 		t.Errorf("deleting rule must clean up: %+v", res)
 	}
 }
 
 func TestRuleDryRun(t *testing.T) {
-	r := rule(Continuous)
+	r := rule(EnforcementModeContinuous)
 	r.DryRun = true
-	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != ActionNone || res.Skipped != "DryRun" || res.Release {
+	if res := mustRule(t, r, ruleNode(netFalse)); res.Action != RuleActionNone || res.Skipped != "DryRun" || res.Release {
 		t.Errorf("dry-run rule acted: %+v", res)
 	}
 	other := ruleNode(netFalse)
@@ -204,11 +204,11 @@ func TestRuleDryRun(t *testing.T) {
 		{"risky when a condition is missing", r, []v1.Node{*ruleNode(nil)}, DryRunResult{AffectedNodes: 1, TaintsToAdd: 1, RiskyOperations: 1,
 			Summary: "would add 1 taints, 1 nodes have missing conditions"}},
 		{"risky and remove through defaultStatus",
-			rule(Continuous, ConditionRequirement{Type: "NetworkReady", RequiredStatus: v1.ConditionTrue, DefaultStatus: v1.ConditionTrue}),
+			rule(EnforcementModeContinuous, ConditionRequirement{Type: "NetworkReady", RequiredStatus: v1.ConditionTrue, DefaultStatus: v1.ConditionTrue}),
 			[]v1.Node{*ruleNode(nil, ruleTaint())}, DryRunResult{AffectedNodes: 1, TaintsToRemove: 1, RiskyOperations: 1,
 				Summary: "would remove 1 taints, 1 nodes have missing conditions"}},
 		{"non-matching node not counted", r, []v1.Node{*other}, DryRunResult{Summary: "No changes needed"}},
-		{"bootstrap markers are ignored", func() Rule { b := rule(BootstrapOnly); return b }(), []v1.Node{func() v1.Node {
+		{"bootstrap markers are ignored", func() Rule { b := rule(EnforcementModeBootstrapOnly); return b }(), []v1.Node{func() v1.Node {
 			n := ruleNode(netFalse)
 			n.Annotations = map[string]string{BootstrapAnnotationPrefix + "0f1e2d3c": "{}"}
 			return *n

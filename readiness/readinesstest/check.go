@@ -20,6 +20,22 @@ type TB interface {
 	Errorf(format string, args ...any)
 }
 
+// Logger is the part of testing.TB (and of *rapid.T) Log uses: *testing.T, *testing.B,
+// *testing.F and *rapid.T all satisfy it. podstatetest.Logger is the same interface.
+type Logger interface {
+	Helper()
+	Logf(format string, args ...any)
+}
+
+// Log logs Describe(in) through t. Called right after an input is drawn inside
+// rapid.Check, it makes a failing property print its input readably: rapid shows a
+// failing case's log, and its own dump of a drawn value prints pointers as addresses.
+// podstatetest.Log does the same for podstate inputs.
+func Log(t Logger, in readiness.Input) {
+	t.Helper()
+	t.Logf("input: %s", Describe(in))
+}
+
 // CheckInvariants reports through t.Errorf every invariant (see Invariants) that r
 // violates as the result of evaluating in (with the feature set in.Features).
 func CheckInvariants(t TB, in readiness.Input, r readiness.Result) {

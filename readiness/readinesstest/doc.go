@@ -25,6 +25,12 @@
 // these generators inside rapid.Check, runs readiness.Evaluate, calls CheckInvariants,
 // and then asserts the rule. See the package example.
 //
+// Both generator kits, this one and podstatetest, follow the same rules: a generator is a
+// function named after what it draws, returning a *rapid.Generator built fresh on every
+// call; readiness gates never name a condition type the kubelet owns; and Describe
+// renders an input for failure messages, which Log writes through t.Logf so that a
+// failing rapid property prints the input it drew.
+//
 // The package holds no state: every generator is built fresh by its function and every
 // check is a pure function of its arguments.
 package readinesstest

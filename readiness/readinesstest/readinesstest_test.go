@@ -49,6 +49,7 @@ func TestPodShape(t *testing.T) {
 func TestReadyInputIsReady(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := ReadyInput().Draw(t, "input")
+		Log(t, in)
 		r := CheckPure(t, in)
 		CheckInvariants(t, in, r)
 		for _, c := range r.Conditions() {
@@ -62,6 +63,7 @@ func TestReadyInputIsReady(t *testing.T) {
 func TestFaultyInputIsNotAllReady(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := FaultyInput().Draw(t, "case")
+		Log(t, c.Input)
 		r := CheckPure(t, c.Input)
 		CheckInvariants(t, c.Input, r)
 		allTrue := true
@@ -399,6 +401,7 @@ func TestJoined(t *testing.T) {
 func TestDeepCopyIsDeep(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := Input().Draw(t, "input")
+		Log(t, in)
 		cp := DeepCopy(in)
 		if (in.InitContainerStatuses == nil) != (cp.InitContainerStatuses == nil) ||
 			(in.ContainerStatuses == nil) != (cp.ContainerStatuses == nil) ||
@@ -436,4 +439,21 @@ func TestGeneratedFeatureSets(t *testing.T) {
 	if !seen[features.V1_37()] || !seen[features.V1_34()] || len(seen) < 10 {
 		t.Errorf("feature sets drawn: %d distinct, v1.37 %v, v1.34 %v", len(seen), seen[features.V1_37()], seen[features.V1_34()])
 	}
+}
+
+// Neither kit draws a readiness gate named like a condition the kubelet owns; the list is
+// restated here, as an oracle (podstatetest's test states it too).
+func TestGatesAreNotKubeletOwned(t *testing.T) {
+	owned := map[v1.PodConditionType]bool{v1.PodScheduled: true, v1.PodReady: true, v1.PodInitialized: true,
+		v1.ContainersReady: true, v1.PodReadyToStartContainers: true, v1.PodResizePending: true,
+		v1.PodResizeInProgress: true, v1.DisruptionTarget: true, v1.AllContainersRestarting: true}
+	rapid.Check(t, func(t *rapid.T) {
+		in := Input().Draw(t, "input")
+		Log(t, in)
+		for _, g := range in.Pod.Spec.ReadinessGates {
+			if owned[g.ConditionType] {
+				t.Fatalf("readiness gate %q is a condition the kubelet owns", g.ConditionType)
+			}
+		}
+	})
 }

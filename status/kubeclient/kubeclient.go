@@ -24,15 +24,18 @@ type Client struct {
 	fieldManager string
 }
 
+// DefaultFieldManager is the field manager of a Client's PATCHes when New or
+// NewForConfigAndClient is given an empty one.
+const DefaultFieldManager = "podstatus"
+
 // New returns a Client that reads pods and patches pods/status through pods (a
 // clientset's CoreV1(), or anything else that gives a PodsInterface per namespace).
 // Every PATCH names fieldManager as its field manager (metav1.PatchOptions.FieldManager),
-// so managedFields show which agent wrote the status; the kubelet's is "kubelet".
-// fieldManager is required: New panics when it is empty, since the server would
-// otherwise derive one from the User-Agent.
+// so managedFields show which agent wrote the status (the kubelet's is "kubelet"); an
+// empty fieldManager means DefaultFieldManager.
 func New(pods corev1client.PodsGetter, fieldManager string) *Client {
 	if fieldManager == "" {
-		panic("kubeclient: New: fieldManager: Required value")
+		fieldManager = DefaultFieldManager
 	}
 	c := &Client{pods: pods, fieldManager: fieldManager}
 	// A clientset's CoreV1() has one; client-go's fake clientset returns a nil one.

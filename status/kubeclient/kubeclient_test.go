@@ -95,11 +95,19 @@ func TestPatchErrorIsTheAPIError(t *testing.T) {
 	}
 }
 
-func TestNewRequiresAFieldManager(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Fatal("New with an empty field manager did not panic")
-		}
-	}()
-	New(fake.NewClientset().CoreV1(), "")
+// TestEmptyFieldManagerIsTheDefault: an empty field manager is DefaultFieldManager, the
+// rule of every constructor in the repository that takes one.
+func TestEmptyFieldManagerIsTheDefault(t *testing.T) {
+	cs := fake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
+	var seen k8stesting.Action
+	cs.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		seen = a
+		return false, nil, nil
+	})
+	if _, err := New(cs.CoreV1(), "").PatchPodStatus(context.Background(), "ns", "p", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if fm := seen.(k8stesting.PatchActionImpl).PatchOptions.FieldManager; fm != DefaultFieldManager {
+		t.Errorf("field manager %q, want DefaultFieldManager %q", fm, DefaultFieldManager)
+	}
 }

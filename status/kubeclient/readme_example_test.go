@@ -26,26 +26,26 @@ func runAgent(ctx context.Context, restConfig *rest.Config, logger logr.Logger, 
 	// From your pod informer: the merge base (no GET before a PATCH); a changed gate re-evaluates
 	// Ready at once, and a kubelet-owned field another writer changed is put back.
 	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { m.ObservePod(o.(*v1.Pod)) },
-		UpdateFunc: func(_, o any) { m.ObservePod(o.(*v1.Pod)) },
+		AddFunc:    func(o any) { m.ObservePod(ctx, o.(*v1.Pod)) },
+		UpdateFunc: func(_, o any) { m.ObservePod(ctx, o.(*v1.Pod)) },
 		DeleteFunc: func(o any) {
 			if tombstone, ok := o.(cache.DeletedFinalStateUnknown); ok {
 				o = tombstone.Obj // the watch missed the deletion; the informer's last copy
 			}
 			if p, ok := o.(*v1.Pod); ok {
-				m.ForgetPod(p.UID)
+				m.ForgetPod(ctx, p.UID)
 			}
 		},
 	})
 
 	// From your pod sync loop, whenever the runtime's facts change:
-	if err := m.SetPodStatus(pod, newStatus); err != nil {
+	if err := m.SetPodStatus(ctx, pod, newStatus); err != nil {
 		log.Print(err) // a *status.TransitionError: an illegal container transition
 	}
-	if err := m.SetContainerReadiness(pod.UID, "containerd://4f1c", true); err != nil {
+	if err := m.SetContainerReadiness(ctx, pod.UID, "containerd://4f1c", true); err != nil {
 		log.Print(err) // from a readiness prober; status.ErrPodNotFound, ErrContainerNotFound
 	}
-	if err := m.TerminatePod(pod); err != nil { // once its containers are gone
+	if err := m.TerminatePod(ctx, pod); err != nil { // once its containers are gone
 		log.Print(err)
 	}
 }

@@ -174,7 +174,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	simCfg := podsim.Config{Node: podsim.Node{Name: cfg.Node, HostIPs: []string{hostIP}}, IPAM: ipam,
+	simCfg := podsim.Config{Node: podsim.Node{Name: cfg.Node, HostIPs: []string{hostIP}},
 		Profile: podsim.Default(), Seed: cfg.Seed, Cache: &podsim.Cache{}, Clock: clk}
 
 	index := make(map[string]int, len(pods))
@@ -193,8 +193,8 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 				if err := create(ctx, cluster, cfg, p, now); err != nil {
 					return nil, err
 				}
-				mgr.ObservePod(p.pod) // the informer's ADDED event
-				worker, w, err := podsim.NewWorker(p.pod, mgr, simCfg)
+				mgr.ObservePod(ctx, p.pod) // the informer's ADDED event
+				worker, w, err := podsim.NewWorker(p.pod, mgr, ipam, simCfg)
 				if err == nil {
 					err = w.Err() // the annotations are ours and the CIDR is large: a bug
 				}
@@ -209,7 +209,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 					return nil, err
 				}
 				p.pod, p.deleted = got, true
-				mgr.ObservePod(got)
+				mgr.ObservePod(ctx, got)
 			}
 		}
 		// The informer: every pod's server copy goes to the manager, as a watch delivers it.
@@ -226,7 +226,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 			if !p.created || p.gone {
 				continue
 			}
-			changed, err := step(mgr, p)
+			changed, err := step(ctx, mgr, p)
 			if err != nil {
 				return nil, err
 			}
@@ -311,7 +311,7 @@ func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status
 				p.pod = last
 			}
 			p.worker.Release()
-			mgr.ForgetPod(p.pod.UID)
+			mgr.ForgetPod(ctx, p.pod.UID)
 			p.gone = true
 			continue
 		}
@@ -319,7 +319,7 @@ func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status
 			return err // Cluster.Peek's errors name the pod
 		}
 		if got.ResourceVersion != p.pod.ResourceVersion {
-			mgr.ObservePod(got)
+			mgr.ObservePod(ctx, got)
 		}
 		p.pod = got
 	}
@@ -376,9 +376,9 @@ func hasGate(p *v1.Pod) bool {
 // newest server copy to its simulated runtime and the runtime's facts to the Manager's
 // SyncPod (the Manager deletes the pod object once its terminal status is on the server,
 // through the Cluster's DeleteFinishedPod). It reports whether the cached status changed.
-func step(mgr *status.Manager, p *simPod) (bool, error) {
+func step(ctx context.Context, mgr *status.Manager, p *simPod) (bool, error) {
 	before, cached := mgr.GetPodStatus(p.pod.UID)
-	st, err := p.worker.Sync(p.pod)
+	st, err := p.worker.Sync(ctx, p.pod)
 	if err != nil {
 		return false, fmt.Errorf("pod %s: %w", p.name, err)
 	}

@@ -163,12 +163,12 @@ type runtimeState struct {
 func (e *env) kubelet(name string, rs runtimeState) *v1.Pod {
 	e.t.Helper()
 	pod := e.get(name)
-	e.mgr.ObservePod(pod)
+	e.mgr.ObservePod(context.Background(), pod)
 	old, ok := e.mgr.GetPodStatus(pod.UID)
 	if !ok {
 		old = pod.Status
 	}
-	if err := e.mgr.SetPodStatus(pod, kubeletStatus(e.t, pod, &old, rs, e.now())); err != nil {
+	if err := e.mgr.SetPodStatus(context.Background(), pod, kubeletStatus(e.t, pod, &old, rs, e.now())); err != nil {
 		e.t.Fatalf("SetPodStatus(%s): %v", name, err)
 	}
 	e.updates++

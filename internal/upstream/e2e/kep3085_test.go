@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -376,7 +377,7 @@ func TestKEP3085Story5GracefulTermination(t *testing.T) {
 	if pod.DeletionTimestamp == nil {
 		t.Fatalf("the pod has no deletionTimestamp after the delete request")
 	}
-	if err := e.mgr.TerminatePod(pod); err != nil {
+	if err := e.mgr.TerminatePod(context.Background(), pod); err != nil {
 		t.Fatalf("TerminatePod: %v", err)
 	}
 	e.updates++

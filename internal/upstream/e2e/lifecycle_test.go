@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestDeleteAndRecreateSameName(t *testing.T) {
 	// 1. The Manager has the old pod's server copy (its last PATCH response) and a change
 	// for it: the PATCH carries the old UID and must be refused.
 	e.at(t0.Add(11 * time.Second))
-	e.mgr.SetContainerReadiness(oldUID, containerID("app", 0), true)
+	e.mgr.SetContainerReadiness(context.Background(), oldUID, containerID("app", 0), true)
 	e.updates++
 	if err := e.mgr.Sync(e.ctx); err != nil {
 		t.Errorf("Sync after the re-creation: %v, want nil (the old pod is gone, its status dropped)", err)
@@ -66,7 +67,7 @@ func TestDeleteAndRecreateSameName(t *testing.T) {
 	// and send nothing.
 	restarted := e.newManager()
 	old := oldPod.Status
-	if err := restarted.SetPodStatus(oldPod, kubeletStatus(t, oldPod, &old, runtimeState{phase: v1.PodRunning, sandboxes: sb,
+	if err := restarted.SetPodStatus(context.Background(), oldPod, kubeletStatus(t, oldPod, &old, runtimeState{phase: v1.PodRunning, sandboxes: sb,
 		containers: []v1.ContainerStatus{running("app", 0, t0, true)}}, e.now())); err != nil {
 		t.Fatalf("SetPodStatus: %v", err)
 	}
@@ -146,8 +147,8 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 
 		e.at(e.now().Add(time.Second))
 		uid := e.get("p").UID
-		e.mgr.SetContainerReadiness(uid, containerID("app", 0), false)
-		e.mgr.SetContainerReadiness(uid, containerID("app", 0), true)
+		e.mgr.SetContainerReadiness(context.Background(), uid, containerID("app", 0), false)
+		e.mgr.SetContainerReadiness(context.Background(), uid, containerID("app", 0), true)
 		e.updates += 2
 		e.sync()
 		stays(t, e, phase, reason, readyLTT)
@@ -172,7 +173,7 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 	t.Run("TerminatePod: Failed", func(t *testing.T) {
 		e, mon := start(t, "terminal-failed-")
 		e.at(t0.Add(5 * time.Second))
-		if err := e.mgr.TerminatePod(e.get("p")); err != nil {
+		if err := e.mgr.TerminatePod(context.Background(), e.get("p")); err != nil {
 			t.Fatalf("TerminatePod: %v", err)
 		}
 		e.updates++
@@ -199,7 +200,7 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		}
 		s.Phase = v1.PodSucceeded
 		s.ContainerStatuses = []v1.ContainerStatus{exited("app", 0, t0, t0.Add(4*time.Second), 0, "Completed")}
-		if err := e.mgr.SetPodStatus(pod, s); err != nil {
+		if err := e.mgr.SetPodStatus(context.Background(), pod, s); err != nil {
 			t.Fatalf("SetPodStatus: %v", err)
 		}
 		e.updates++
@@ -225,7 +226,7 @@ func TestTerminalPhaseIsFinal(t *testing.T) {
 		// 422), and sends nothing.
 		_, patchesBefore, _ := e.client.counts()
 		old, _ := e.mgr.GetPodStatus(pod.UID)
-		err := e.mgr.SetPodStatus(pod, kubeletStatus(t, pod, &old, runningReady, e.now()))
+		err := e.mgr.SetPodStatus(context.Background(), pod, kubeletStatus(t, pod, &old, runningReady, e.now()))
 		if err == nil {
 			t.Errorf("SetPodStatus moved a terminated container of a restartPolicy=Never pod back to running without an error")
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -56,7 +57,7 @@ func TestNodeControllerReadyFlip(t *testing.T) {
 			// The kubelet is back a minute after that.
 			e.at(t0.Add(2 * time.Minute))
 			gets, patches, _ := e.client.counts()
-			e.mgr.ObservePod(flipped)
+			e.mgr.ObservePod(context.Background(), flipped)
 			e.sync()
 			got := e.get("p")
 			g2, p2, _ := e.client.counts()

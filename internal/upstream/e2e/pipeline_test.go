@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestPodstatePipeline(t *testing.T) {
 		t.Helper()
 		e.at(at)
 		pod := e.get("shop")
-		e.mgr.ObservePod(pod)
+		e.mgr.ObservePod(context.Background(), pod)
 		in := podstate.Input{Pod: pod, Runtime: podstate.Runtime{Sandboxes: sandboxes, HostIPs: []string{hostIP}, Containers: facts, Terminal: terminal}}
 		if prev, ok := e.mgr.GetPodStatus(pod.UID); ok {
 			in.OldStatus = &prev
@@ -54,7 +55,7 @@ func TestPodstatePipeline(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Generate: %v", err)
 		}
-		if err := e.mgr.SetPodStatus(pod, s); err != nil {
+		if err := e.mgr.SetPodStatus(context.Background(), pod, s); err != nil {
 			t.Fatalf("SetPodStatus: %v", err)
 		}
 		e.updates++
@@ -114,7 +115,7 @@ func TestPodstatePipeline(t *testing.T) {
 	// Ready follows at once, with one PATCH.
 	e.at(sec(10))
 	gateCond := v1.PodCondition{Type: gate, Status: v1.ConditionTrue, LastTransitionTime: metav1.NewTime(sec(9)), Reason: "Programmed", Message: "backend added"}
-	e.mgr.ObservePod(e.patchCondition("shop", gateCond))
+	e.mgr.ObservePod(context.Background(), e.patchCondition("shop", gateCond))
 	_, before, _ := e.client.counts()
 	e.sync()
 	got = e.get("shop")
@@ -126,7 +127,7 @@ func TestPodstatePipeline(t *testing.T) {
 
 	// 6. The prober sees the application fail its readiness probe, then pass again.
 	e.at(sec(20))
-	e.mgr.SetContainerReadiness(got.UID, containerID("app", 0), false)
+	e.mgr.SetContainerReadiness(context.Background(), got.UID, containerID("app", 0), false)
 	e.updates++
 	e.sync()
 	got = e.get("shop")
@@ -144,7 +145,7 @@ func TestPodstatePipeline(t *testing.T) {
 	stopped := []sandbox.Status{{ID: "sandbox-0", IP: "10.244.7.5", CreatedAt: sec(2)}}
 	got = pass(sec(62), true, stopped, done("setup", sec(3), sec(4)), done("proxy", sec(5), sec(62)), done("app", sec(7), sec(61)))
 	phase(got, v1.PodSucceeded)
-	if err := e.mgr.TerminatePod(got); err != nil {
+	if err := e.mgr.TerminatePod(context.Background(), got); err != nil {
 		t.Fatalf("TerminatePod: %v", err)
 	}
 	e.updates++

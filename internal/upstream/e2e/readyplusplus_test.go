@@ -236,13 +236,13 @@ func readyPlusPlus(t *testing.T, e *env, seed uint64, concurrent bool) bool {
 	flip := func(r *rand.Rand) {
 		c := []string{"a", "b"}[r.IntN(2)]
 		v := r.IntN(3) > 0
-		me.mgr.SetContainerReadiness(uid, ids[c], v)
+		me.mgr.SetContainerReadiness(context.Background(), uid, ids[c], v)
 		mu.Lock()
 		ready[c] = v
 		me.updates++
 		mu.Unlock()
 	}
-	observe := func() { me.mgr.ObservePod(me.get(name)) }
+	observe := func() { me.mgr.ObservePod(context.Background(), me.get(name)) }
 
 	lbOps, kOps := 3+rng.IntN(6), 6+rng.IntN(10)
 	if !concurrent {
@@ -267,7 +267,7 @@ func readyPlusPlus(t *testing.T, e *env, seed uint64, concurrent bool) bool {
 	} else {
 		ctx, cancel := context.WithCancel(me.ctx)
 		created := me.get(name)
-		w := me.watchPod(created, me.mgr.ObservePod)
+		w := me.watchPod(created, func(p *v1.Pod) { me.mgr.ObservePod(me.ctx, p) })
 		runDone := make(chan error, 1)
 		go func() { runDone <- me.mgr.Run(ctx) }()
 		var wg sync.WaitGroup

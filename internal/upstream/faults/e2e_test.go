@@ -449,7 +449,7 @@ func (w *world) handle(p *v1.Pod, consecutive bool) {
 	w.checkVersionLocked(prev, p, consecutive)
 	w.mu.Unlock()
 	if n := w.byNode[p.Spec.NodeName]; n != nil {
-		n.mgr.ObservePod(p)
+		n.mgr.ObservePod(context.Background(), p)
 	}
 }
 
@@ -607,7 +607,7 @@ func (n *node) change(p *v1.Pod) {
 		in.Runtime.Terminal = true
 	}
 	in.Runtime.Containers = []podstate.Container{c}
-	if _, err := n.mgr.SyncPod(in); err != nil {
+	if _, err := n.mgr.SyncPod(context.Background(), in); err != nil {
 		n.w.t.Errorf("SyncPod(%s): %v", p.Name, err)
 		return
 	}

@@ -81,12 +81,12 @@ func BenchmarkSetPodStatusUnchanged(b *testing.B) {
 	st := benchStatuses(pod)[0]
 	b.Run("ours", func(b *testing.B) {
 		m := status.NewManager(client{newFakeServer(pod).cs}, status.Options{})
-		if err := m.SetPodStatus(pod, st); err != nil {
+		if err := m.SetPodStatus(context.Background(), pod, st); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := m.SetPodStatus(pod, st); err != nil {
+			if err := m.SetPodStatus(context.Background(), pod, st); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -116,7 +116,7 @@ func BenchmarkSetPodStatusChanged(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if err := m.SetPodStatus(pod, sts[i%2]); err != nil {
+			if err := m.SetPodStatus(context.Background(), pod, sts[i%2]); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -151,7 +151,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			if err := m.SetPodStatus(pod, sts[i%2]); err != nil {
+			if err := m.SetPodStatus(ctx, pod, sts[i%2]); err != nil {
 				b.Fatal(err)
 			}
 			if err := m.Sync(ctx); err != nil {

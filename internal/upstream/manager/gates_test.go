@@ -83,7 +83,7 @@ func (p *pair) sync() {
 func (p *pair) set(s v1.PodStatus) {
 	p.t.Helper()
 	p.up.m.SetPodStatus(quiet, p.pod, s)
-	if err := p.ours.m.SetPodStatus(p.pod, s); err != nil {
+	if err := p.ours.m.SetPodStatus(context.Background(), p.pod, s); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -151,7 +151,7 @@ func TestReadinessWithStaleGate(t *testing.T) {
 	}
 	p.set(runningStatus(false, v1.ConditionTrue, r, cr))
 	p.up.m.SetContainerReadiness(quiet, pod.UID, containerID("containerd://c0-1"), true)
-	p.ours.m.SetContainerReadiness(pod.UID, "containerd://c0-1", true)
+	p.ours.m.SetContainerReadiness(context.Background(), pod.UID, "containerd://c0-1", true)
 	for i := 1; i <= 2; i++ {
 		p.sync()
 		up, ours := p.ready()
@@ -186,7 +186,7 @@ func TestHeldTerminalPhaseRetried(t *testing.T) {
 
 	running.Store(true)
 	p.up.m.TerminatePod(quiet, pod)
-	if err := p.ours.m.TerminatePod(pod); err != nil {
+	if err := p.ours.m.TerminatePod(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	p.sync()
@@ -239,7 +239,7 @@ func TestStaleBaseGateInSetContainerReadiness(t *testing.T) {
 	p.set(runningStatus(true, v1.ConditionFalse, gated, cr))
 	for _, ready := range []bool{false, true} {
 		p.up.m.SetContainerReadiness(quiet, pod.UID, containerID("containerd://c0-1"), ready)
-		p.ours.m.SetContainerReadiness(pod.UID, "containerd://c0-1", ready)
+		p.ours.m.SetContainerReadiness(context.Background(), pod.UID, "containerd://c0-1", ready)
 	}
 	p.sync()
 	up, ours := p.ready()

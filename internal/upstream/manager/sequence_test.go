@@ -218,7 +218,7 @@ func (r *run) apply(st v1.PodStatus, mutant string) string {
 			st = *st.DeepCopy()
 			st.Message = mutant
 		}
-		errs = append(errs, s.m.SetPodStatus(w.view, st))
+		errs = append(errs, s.m.SetPodStatus(context.Background(), w.view, st))
 	}
 	w.hasStatus = true
 	if (errs[0] == nil) != (errs[1] == nil) {
@@ -288,7 +288,7 @@ func (r *run) readiness() string {
 	r.logf("SetContainerReadiness %s %v", id, ready)
 	r.upstream(false, func() { r.up.m.SetContainerReadiness(quiet, r.w.pod.UID, containerID(id), ready) })
 	for _, s := range r.sides() {
-		s.m.SetContainerReadiness(r.w.pod.UID, id, ready)
+		s.m.SetContainerReadiness(context.Background(), r.w.pod.UID, id, ready)
 	}
 	return ""
 }
@@ -303,7 +303,7 @@ func (r *run) startup() string {
 	r.logf("SetContainerStartup %s %v", id, started)
 	r.upstream(false, func() { r.up.m.SetContainerStartup(quiet, r.w.pod.UID, containerID(id), started) })
 	for _, s := range r.sides() {
-		s.m.SetContainerStartup(r.w.pod.UID, id, started)
+		s.m.SetContainerStartup(context.Background(), r.w.pod.UID, id, started)
 	}
 	return ""
 }
@@ -317,7 +317,7 @@ func (r *run) terminate() string {
 	r.logf("TerminatePod (containers still stopping: %v)", r.running.Load())
 	r.upstream(true, func() { r.up.m.TerminatePod(quiet, r.w.view) })
 	for _, s := range r.sides() {
-		if err := s.m.TerminatePod(r.w.view); err != nil {
+		if err := s.m.TerminatePod(context.Background(), r.w.view); err != nil {
 			return fmt.Sprintf("TerminatePod: %v", err)
 		}
 	}
@@ -369,7 +369,7 @@ func (r *run) observe() {
 	w.view = r.ours.srv.pod(w.pod.Namespace, w.pod.Name)
 	if r.watch {
 		for _, s := range r.sides() {
-			s.m.ObservePod(s.srv.pod(w.pod.Namespace, w.pod.Name))
+			s.m.ObservePod(context.Background(), s.srv.pod(w.pod.Namespace, w.pod.Name))
 		}
 	}
 	r.up.pm.UpdatePod(w.view.DeepCopy())

@@ -64,20 +64,23 @@ import (
 // unset, NegotiatedSerializer are set to core/v1's; its ContentType and
 // AcceptContentTypes choose what the answers are encoded in (Accept); its RateLimiter, or
 // QPS and Burst, limit these requests as they limit client-go's. fieldManager is as for
-// kubeclient.New, but a missing one (or a nil cfg or hc) is an error matching
-// podstatus.ErrInvalidInput.
+// kubeclient.New (empty means kubeclient.DefaultFieldManager). A nil cfg or hc is an
+// error matching podstatus.ErrInvalidInput.
 func New(cfg *rest.Config, hc *http.Client, fieldManager string) (*Client, error) {
 	var errs field.ErrorList
 	for _, p := range [...]struct {
 		name    string
 		missing bool
-	}{{"cfg", cfg == nil}, {"hc", hc == nil}, {"fieldManager", fieldManager == ""}} {
+	}{{"cfg", cfg == nil}, {"hc", hc == nil}} {
 		if p.missing {
 			errs = append(errs, field.Required(field.NewPath(p.name), ""))
 		}
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("podclient: New: %w", &podstatus.InputError{Errs: errs})
+	}
+	if fieldManager == "" {
+		fieldManager = kubeclient.DefaultFieldManager
 	}
 	c := rest.CopyConfig(cfg)
 	gv := v1.SchemeGroupVersion

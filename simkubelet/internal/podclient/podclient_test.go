@@ -338,7 +338,7 @@ func TestDirectRefusesBeforeSending(t *testing.T) {
 		hc           *http.Client
 		fieldManager string
 		want         string
-	}{{cfg, http.DefaultClient, "", "fieldManager: Required value"}, {nil, http.DefaultClient, "m", "cfg: Required value"},
+	}{{nil, http.DefaultClient, "m", "cfg: Required value"},
 		{cfg, nil, "m", "hc: Required value"}} {
 		_, err := New(tc.cfg, tc.hc, tc.fieldManager)
 		if !errors.Is(err, podstatus.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {

@@ -284,7 +284,7 @@ func (p *Provider) step(k string) *v1.Pod {
 		if p.cfg.Status != nil {
 			syncer = vkSyncer{p.cfg.Status}
 		}
-		w, _, err := podsim.NewWorker(pod, syncer, podsim.Config{Node: p.cfg.Node, IPAM: p.cfg.IPAM, Profile: p.cfg.Profile,
+		w, _, err := podsim.NewWorker(pod, syncer, p.cfg.IPAM, podsim.Config{Node: p.cfg.Node, Profile: p.cfg.Profile,
 			Seed: p.cfg.Seed, Cache: &p.cache, Clock: p.cfg.Clock})
 		if err != nil {
 			p.cfg.Logger.Error(err, "Cannot simulate pod", "pod", k)
@@ -295,7 +295,7 @@ func (p *Provider) step(k string) *v1.Pod {
 		e.worker = w
 		p.mu.Unlock()
 	}
-	st, err := e.worker.Sync(pod)
+	st, err := e.worker.Sync(context.Background(), pod)
 	p.mu.Lock()
 	e.next, e.done = st.Next, st.Facts.Done
 	p.mu.Unlock()
@@ -331,8 +331,8 @@ func (p *Provider) forget(k string, e *entry) {
 // vkstatus.Client.SyncPod (the status Manager writes it, one PATCH per change).
 type vkSyncer struct{ c *vkstatus.Client }
 
-func (s vkSyncer) SyncPod(in status.SyncPodInput) (v1.PodStatus, error) {
-	got, err := s.c.SyncPod(in)
+func (s vkSyncer) SyncPod(ctx context.Context, in status.SyncPodInput) (v1.PodStatus, error) {
+	got, err := s.c.SyncPod(ctx, in)
 	if err != nil {
 		return v1.PodStatus{}, err
 	}
@@ -347,7 +347,7 @@ type stockSyncer struct {
 	last  *v1.PodStatus
 }
 
-func (s *stockSyncer) SyncPod(in status.SyncPodInput) (v1.PodStatus, error) {
+func (s *stockSyncer) SyncPod(_ context.Context, in status.SyncPodInput) (v1.PodStatus, error) {
 	pin := podstate.Input{Pod: in.Pod, OldStatus: s.last, Runtime: in.Runtime}
 	st, err := podstate.Generate(pin)
 	if err == nil {
