@@ -132,8 +132,14 @@ func (a *agent) settle(e *podEntry, pod *v1.Pod) {
 			return
 		}
 		phase = v1.PodFailed
-		a.counts.admissionRejections.Add(1)
-		a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
+		if a.counts.admissionRejections.Add(1) == 1 {
+			// Once per run: a node full at the kubelet's default of 110 pods surprises
+			// a user who created a few hundred pods on two nodes.
+			a.log.Info("Pod rejected: its node runs as many pods as it declares; raise the pod capacity of the nodes the agent creates with Options.MaxPods (fleet: --max-pods), or add nodes. Further rejections are logged at V(2) and counted (kubelet_admission_rejections_total)",
+				"pod", klogRef(pod), "node", e.node.name, "reason", ReasonOutOfPods, "message", e.rejection)
+		} else {
+			a.log.V(2).Info("Pod rejected", "pod", klogRef(pod), "reason", ReasonOutOfPods, "message", e.rejection)
+		}
 	}
 	if err := a.status.TerminatePod(context.Background(), pod); err != nil {
 		a.counts.errors.Add(1)

@@ -3,6 +3,7 @@ package simkubelet
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -138,6 +139,8 @@ func testOutOfPods(t *testing.T, cfg Options, node *v1.Node) {
 		cs = fake.NewClientset(node)
 	}
 	cfg.Profile, cfg.ProgressInterval = "fast", -1
+	var log errorLog
+	cfg.Logger = log.logger()
 	stop := startFake(t, cfg, cs)
 	defer func() { stop() }()
 	poll(t, "the node", func() bool {
@@ -214,6 +217,18 @@ func testOutOfPods(t *testing.T, cfg Options, node *v1.Node) {
 	poll(t, "p-4 Running in p-1's place", phaseIs("p-4", v1.PodRunning))
 	create(5, "")
 	rejectedWith("p-5", full)
+	// The first rejection, and only it, is said with the setting that raises the limit.
+	log.mu.Lock()
+	var said []string
+	for _, m := range log.infos {
+		if strings.HasPrefix(m, "Pod rejected") {
+			said = append(said, m)
+		}
+	}
+	log.mu.Unlock()
+	if len(said) != 1 || !strings.Contains(said[0], "Options.MaxPods (fleet: --max-pods)") {
+		t.Errorf("rejections said at V(0): %q; want one, naming the setting that raises the limit", said)
+	}
 	// A pod that finished (Succeeded, its containers stopped) frees its place too.
 	poll(t, "p-0 Succeeded", phaseIs("p-0", v1.PodSucceeded))
 	create(6, "")

@@ -101,6 +101,8 @@ type agent struct {
 	leases *leaseWriter
 	// behaviors are the Kubelet's (nil in unit tests that build an agent alone).
 	behaviors *atomic.Pointer[behaviors]
+	// server is the API server's address, for error messages ("" in unit tests).
+	server string
 }
 
 // Kubelet is a simulated kubelet for a set of nodes: New checks its Options, Run runs it.
@@ -151,6 +153,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	r := k.r
 	a := newAgent(r)
 	a.behaviors = &k.behaviors
+	a.server = r.RESTConfig.Host
 
 	rc := rest.CopyConfig(r.RESTConfig)
 	if r.QPS <= 0 {
@@ -408,13 +411,20 @@ func (a *agent) shutdown(ctx context.Context, stopLoops context.CancelFunc, loop
 // retry calls fn until it succeeds, fails for good or ctx is done, backing off from
 // 200 ms to 10 s with 20% jitter (apimachinery's wait.Backoff), on the agent's clock. An
 // answer that will never succeed (rejected, see rejected) is logged at error level and
-// returned at once; any other failure (a server that is down or overloaded) is logged at
-// error level and retried. It returns nil on success, ctx's error when ctx ended first.
+// returned at once. Any other failure (a server that is down, unreachable or overloaded)
+// is retried: the first is logged at error level with what to check, the next ones at
+// V(1) only (the progress line counts them as errors), and a success after failures is
+// logged once. It returns nil on success, ctx's error when ctx ended first.
 func (a *agent) retry(ctx context.Context, what string, fn func() error) error {
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 10 * time.Second}
-	for {
+	timer := backoff.DelayFunc().Timer(a.cfg.Clock)
+	defer timer.Stop()
+	for failures := 0; ; failures++ {
 		err := fn()
 		if err == nil {
+			if failures > 0 {
+				a.log.Info("Request succeeded after failures", "what", what, "failures", failures)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -425,14 +435,17 @@ func (a *agent) retry(ctx context.Context, what string, fn func() error) error {
 			a.log.Error(err, "Request rejected; not retrying", "what", what)
 			return err
 		}
-		delay := backoff.Step()
-		a.log.Error(err, "Request failed; retrying", "what", what, "in", delay)
-		t := a.cfg.Clock.NewTimer(delay)
+		if failures == 0 {
+			a.log.Error(err, "Request failed; retrying with backoff (up to every 10s) until it succeeds: check that the API server is up and reachable at this address, and the kubeconfig's credentials",
+				"what", what, "server", a.server)
+		} else {
+			a.log.V(1).Info("Request failed again; retrying", "what", what, "failures", failures+1, "err", err)
+		}
+		timer.Next()
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
-		case <-t.C():
+		case <-timer.C():
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 type errorLog struct {
 	mu    sync.Mutex
 	lines []string
+	infos []string // messages logged at V(0)
 }
 
 func (l *errorLog) logger() logr.Logger { return logr.New(errorSink{l}) }
@@ -48,9 +50,13 @@ func (l *errorLog) count(substr string) int {
 
 type errorSink struct{ l *errorLog }
 
-func (errorSink) Init(logr.RuntimeInfo)            {}
-func (errorSink) Enabled(int) bool                 { return false }
-func (errorSink) Info(int, string, ...any)         {}
+func (errorSink) Init(logr.RuntimeInfo)  {}
+func (errorSink) Enabled(level int) bool { return level == 0 }
+func (s errorSink) Info(_ int, msg string, _ ...any) {
+	s.l.mu.Lock()
+	s.l.infos = append(s.l.infos, msg)
+	s.l.mu.Unlock()
+}
 func (s errorSink) WithValues(...any) logr.LogSink { return s }
 func (s errorSink) WithName(string) logr.LogSink   { return s }
 func (s errorSink) Error(err error, msg string, kv ...any) {
@@ -95,8 +101,9 @@ func TestAgentDoesNotRetryRejectedNodes(t *testing.T) {
 	})
 }
 
-// A server that is down (503, a transport error) is retried with backoff, and each
-// failure is said at error level.
+// A server that is down (503, a transport error) is retried with backoff; the first
+// failure is said at error level with what to check, the next ones are not (a server
+// down for an hour must not fill the log), and the recovery is said once.
 func TestAgentRetriesServerDownAtErrorLevel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cs := fake.NewClientset()
@@ -114,8 +121,16 @@ func TestAgentRetriesServerDownAtErrorLevel(t *testing.T) {
 			_, err := cs.CoreV1().Nodes().Get(context.Background(), DefaultNodeNamePrefix+"0", metav1.GetOptions{})
 			return err == nil
 		})
-		if n := log.count("Request failed; retrying"); n != 3 {
-			t.Errorf("%d error-level retry lines, want 3: %q", n, log.lines)
+		if n := log.count("Request failed; retrying"); n != 1 {
+			t.Errorf("%d error-level retry lines, want 1: %q", n, log.lines)
+		}
+		if n := log.count("check that the API server is up"); n != 1 {
+			t.Errorf("error log %q, want it to say what to check", log.lines)
+		}
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if !slices.Contains(log.infos, "Request succeeded after failures") {
+			t.Errorf("info log %q, want the recovery said", log.infos)
 		}
 	})
 }

@@ -133,8 +133,9 @@ func (e *entry) setBaseLocked(p *v1.Pod) bool {
 // podstate.Stamp applies too, and caches it as a new version unless it equals the
 // cached status on every kubelet-owned field (force overrides that). s must be the
 // caller's own copy. e may be nil (first status of the pod). changed reports a new
-// version that differs from the cached status on a kubelet-owned field (what
-// Observer.OnChange reports); a forced version of the same status is not a change.
+// version that differs from the cached status on a kubelet-owned field, or for the
+// first status from the server's copy in pod (what Observer.OnChange reports); a forced
+// version of the same status is not a change.
 func (m *Manager) updateLocked(log logr.Logger, e *entry, pod *v1.Pod, s v1.PodStatus, force, finished bool) (changed bool, err error) {
 	if e != nil && e.deleted {
 		log.V(4).Info("Ignoring status of a pod this Manager deleted", "pod", refOf(pod), "podUID", pod.UID)
@@ -187,6 +188,12 @@ func (m *Manager) updateLocked(log logr.Logger, e *entry, pod *v1.Pod, s v1.PodS
 		e.at = now.Time
 	}
 	m.markDirtyLocked(e)
+	if !cached {
+		// The first status of a pod is a change only if it differs from the server's
+		// copy: a pod adopted after a restart, its status unchanged, costs no request
+		// and must not count as a change (requests per change would drop for nothing).
+		return !equalByKubelet(&pod.Status, &s, m.own), nil
+	}
 	return !same, nil
 }
 

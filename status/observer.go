@@ -68,7 +68,9 @@ type Observer struct {
 	// OnChange follows a SetPodStatus, TerminatePod, SetContainerReadiness or
 	// SetContainerStartup that changed a kubelet-owned field of the cached status: one
 	// more status for the server. Counting these against OnPatch gives requests per
-	// status change. Not reported: a forced new version of the same status (as
+	// status change. Not reported: a pod's first status when it equals the server's
+	// copy on every kubelet-owned field (a pod adopted after a restart, which costs no
+	// PATCH), a forced new version of the same status (as
 	// SetPodStatus makes for a pod with a deletionTimestamp, like the kubelet), and the
 	// Ready changes the Manager derives itself when another controller flips a
 	// readiness gate.

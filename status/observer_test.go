@@ -3,11 +3,13 @@ package status
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // changeCounter counts OnChange and checks that the Manager's lock is not held.
@@ -84,6 +86,42 @@ func TestOnChangeFollowsEachNewVersionACallerMade(t *testing.T) {
 	for _, r := range obs.refs {
 		if r != (PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}) {
 			t.Errorf("OnChange for %+v, want the pod's reference", r)
+		}
+	}
+}
+
+// A pod's first status is a change only if it differs from the server's copy: adopting
+// a running pod after a restart (its status unchanged) is no change, and costs no PATCH.
+func TestOnChangeNotForAnAdoptedPodsUnchangedStatus(t *testing.T) {
+	obs := &changeCounter{t: t}
+	m, _ := mgrNewCache(t, Options{Observer: obs.observer()})
+	obs.m = m
+	start := metav1.NewTime(mgrT0)
+	running := v1.PodStatus{Phase: v1.PodRunning, StartTime: &start, ContainerStatuses: []v1.ContainerStatus{{
+		Name: "app", ContainerID: "containerd://app", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}},
+	}}}
+	for _, tc := range []struct {
+		name    string
+		server  v1.PodStatus // the pod's status on the server when the Manager first sees it
+		changes int
+	}{
+		{"adopted, unchanged", running, 0},
+		{"adopted, changed", v1.PodStatus{Phase: v1.PodPending}, 1},
+		{"new pod", v1.PodStatus{}, 1},
+	} {
+		pod := mgrPod()
+		pod.UID = "uid-" + types.UID(strings.ReplaceAll(tc.name, " ", "-"))
+		pod.Spec.Containers = []v1.Container{{Name: "app"}}
+		pod.Status = tc.server
+		before := obs.count()
+		if err := m.SetPodStatus(t.Context(), pod, running); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := obs.count() - before; got != tc.changes {
+			t.Errorf("%s: %d OnChange, want %d", tc.name, got, tc.changes)
+		}
+		if v := mgrVersion(m, pod.UID); v != 1 {
+			t.Errorf("%s: version %d, want 1 (the status is cached either way)", tc.name, v)
 		}
 	}
 }

@@ -36,10 +36,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "simnode:", err)
-		}
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	default:
+		fmt.Fprintln(os.Stderr, "simnode:", err)
 		os.Exit(2)
 	}
 }
@@ -55,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			"new status; \"~\" marks a condition whose status the patch leaves unchanged (reason, message or time only).\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := sim.Parse(fs, args, stdout); err != nil {
 		return err
 	}
 	if err := f.Check(fs.Args()); err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -102,11 +104,35 @@ func TestJSONSummaryOnly(t *testing.T) {
 	}
 }
 
+// -h prints the help on stdout (the program exits 0: flag.ErrHelp), and it explains "~".
 func TestHelpExplainsTheDigest(t *testing.T) {
-	var errb bytes.Buffer
-	_ = run([]string{"-h"}, &bytes.Buffer{}, &errb)
-	if !strings.Contains(errb.String(), `"~" marks a condition`) {
-		t.Errorf("help does not explain ~:\n%s", errb.String())
+	var out, errb bytes.Buffer
+	if err := run([]string{"-h"}, &out, &errb); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run(-h) = %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(out.String(), `"~" marks a condition`) || !strings.Contains(out.String(), "-pods") {
+		t.Errorf("help does not list the flags or explain ~:\n%s", out.String())
+	}
+	if errb.Len() > 0 {
+		t.Errorf("-h wrote on stderr: %q", errb.String())
+	}
+}
+
+// A bad value is one line naming the flag and the value, with a hint, and nothing more.
+func TestBadValueIsOneLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := run([]string{"-pods", "abc"}, &out, &errb)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run = %v, want an error", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"-pods", `"abc"`, "-h"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not contain %s", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") || out.Len()+errb.Len() > 0 {
+		t.Errorf("error %q, output %q%q: want one line and no output", msg, out.String(), errb.String())
 	}
 }
 

@@ -4,7 +4,12 @@
 // A metric carries the kubelet's name only where its semantics are the kubelet's
 // (pkg/kubelet/metrics/metrics.go, v1.37.0): kubelet_pod_status_sync_duration_seconds,
 // with the kubelet's buckets, is the time from a status change until the API server has
-// it, as the kubelet measures it. The others have no kubelet counterpart and are named
+// it, as the kubelet measures it: like the kubelet's syncPod
+// (pkg/kubelet/status/status_manager.go), which observes it after PatchPodStatus whether
+// or not a patch was sent, it includes syncs that found the server up to date (counted
+// apart by podstatus_status_skips_total{reason="Unchanged"}), so that the kubelet's
+// dashboards read the same thing. A pod's first status that equals the server's copy (a
+// pod adopted after a restart) is no change (status.Observer.OnChange). The others have no kubelet counterpart and are named
 // <Namespace>_status_..., Namespace being "podstatus" by default:
 //
 //	kubelet_pod_status_sync_duration_seconds   histogram  time from a status change until the server has it

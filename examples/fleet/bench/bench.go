@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -211,21 +212,26 @@ const busyAttempts = 5
 // server sometimes gives up on one request of thousands (its request timeout), which
 // used to end the whole invocation.
 func (r *runner) retryBusy(ctx context.Context, what string, fn func() error) error {
-	wait := time.Second
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil || attempt == busyAttempts || !(apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-			apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err)) {
-			return err
-		}
-		r.logf("warning: %s: %v; trying again in %s (attempt %d of %d)", what, err, wait, attempt+1, busyAttempts)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait *= 2
+	var last error
+	attempt := 0
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: busyAttempts},
+		func(context.Context) (bool, error) {
+			attempt++
+			if last = fn(); last == nil {
+				return true, nil
+			}
+			if !(apierrors.IsServerTimeout(last) || apierrors.IsTimeout(last) || apierrors.IsTooManyRequests(last) || apierrors.IsServiceUnavailable(last)) {
+				return false, last
+			}
+			if attempt < busyAttempts {
+				r.logf("warning: %s: %v; trying again in %s (attempt %d of %d)", what, last, time.Second<<(attempt-1), attempt+1, busyAttempts)
+			}
+			return false, nil
+		})
+	if err != nil && last != nil {
+		return last // the answer, rather than "timed out waiting" or the context's error
 	}
+	return err
 }
 
 // Run measures every agent of cfg.Agents cfg.Runs times and returns the results and
@@ -614,17 +620,21 @@ func (r *runner) prepareNodes(ctx context.Context, agent string) ([]string, erro
 // waitNodesReady waits until every node is Ready (with WaitForNodes: until Nodes nodes
 // named NodeNamePrefix* are Ready) and returns their names.
 func (r *runner) waitNodesReady(ctx context.Context, names []string, proc *agentProc) ([]string, error) {
-	deadline := time.Now().Add(r.cfg.Timeout)
-	for {
+	var ready []string
+	need := len(names)
+	if names == nil {
+		need = r.cfg.Nodes
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, r.cfg.Timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := r.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return nil, fmt.Errorf("listing nodes: %w", err)
+			return false, fmt.Errorf("listing nodes: %w", err)
 		}
 		want := map[string]bool{}
 		for _, n := range names {
 			want[n] = true
 		}
-		var ready []string
+		ready = ready[:0]
 		for _, n := range list.Items {
 			if names != nil && !want[n.Name] || names == nil && !strings.HasPrefix(n.Name, r.cfg.NodeNamePrefix) {
 				continue
@@ -635,28 +645,22 @@ func (r *runner) waitNodesReady(ctx context.Context, names []string, proc *agent
 				}
 			}
 		}
-		need := len(names)
-		if names == nil {
-			need = r.cfg.Nodes
-		}
 		if len(ready) >= need {
-			slices.Sort(ready)
-			return ready[:need], nil
+			return true, nil
 		}
 		if proc != nil {
-			if err := proc.alive(); err != nil {
-				return nil, err
-			}
+			return false, proc.alive()
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("only %d of %d nodes Ready after %v", len(ready), need, r.cfg.Timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false, nil
+	})
+	switch {
+	case err == nil:
+		slices.Sort(ready)
+		return ready[:need], nil
+	case wait.Interrupted(err) && ctx.Err() == nil:
+		return nil, fmt.Errorf("only %d of %d nodes Ready after %v", len(ready), need, r.cfg.Timeout)
 	}
+	return nil, err
 }
 
 // cleanup force-deletes the bench's pods and the nodes labelled NodeLabel (those it
@@ -700,26 +704,24 @@ func (r *runner) cleanup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		left, err := pods.List(ctx, metav1.ListOptions{LabelSelector: RunLabel, Limit: 1})
 		if err != nil {
-			return fmt.Errorf("cleanup: listing pods: %w", err)
+			return false, fmt.Errorf("cleanup: listing pods: %w", err)
 		}
-		if len(left.Items) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cleanup: pods still present a minute after deleting them")
-		}
-		time.Sleep(200 * time.Millisecond)
+		return len(left.Items) == 0, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("cleanup: pods still present a minute after deleting them")
 	}
+	return err
 }
 
 // podWatch follows the pods of one run through one informer.
 type podWatch struct {
 	stopOnce sync.Once
-	stopCh   chan struct{}
+	cancel   context.CancelFunc
+	factory  informers.SharedInformerFactory
 
 	created atomic.Int64
 	deleted atomic.Int64
@@ -737,7 +739,7 @@ type podWatch struct {
 // watchPods watches the pods of run runID, keeping the latest status of the pod named
 // sample.
 func (r *runner) watchPods(ctx context.Context, runID, sample string) (*podWatch, error) {
-	w := &podWatch{stopCh: make(chan struct{}), ready: map[string]bool{}, changed: make(chan struct{}), sample: sample}
+	w := &podWatch{ready: map[string]bool{}, changed: make(chan struct{}), sample: sample}
 	factory := informers.NewSharedInformerFactoryWithOptions(r.cs, 0,
 		informers.WithNamespace(r.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -759,7 +761,9 @@ func (r *runner) watchPods(ctx context.Context, runID, sample string) (*podWatch
 	if err != nil {
 		return nil, fmt.Errorf("pod informer: %w", err)
 	}
-	factory.Start(w.stopCh)
+	infCtx, cancel := context.WithCancel(ctx)
+	w.cancel, w.factory = cancel, factory
+	factory.StartWithContext(infCtx)
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), inf.HasSynced) {
@@ -769,7 +773,14 @@ func (r *runner) watchPods(ctx context.Context, runID, sample string) (*podWatch
 	return w, nil
 }
 
-func (w *podWatch) stop() { w.stopOnce.Do(func() { close(w.stopCh) }) }
+// stop stops the informer and waits for its goroutines to end (factory.Shutdown): none
+// outlives the run that started it.
+func (w *podWatch) stop() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		w.factory.Shutdown()
+	})
+}
 
 func runningAndReady(p *v1.Pod) bool {
 	if p.Status.Phase != v1.PodRunning {

@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/podstatus/podstatus/examples/simnode/sim"
 )
@@ -44,6 +46,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "path to the kubeconfig of the cluster to run against (required, or $KUBECONFIG)")
 	keep := fs.Bool("keep", false, "leave the pods, the namespace and the node for inspection instead of deleting them at the end")
+	qps := fs.Float64("qps", DefaultQPS, "client-side requests per second to the API server (client-go's default, 5, made a 1-second run take minutes); 0: no client-side limit")
+	burst := fs.Int("burst", DefaultBurst, "client-side burst above --qps")
+	progress := fs.Int("progress", 10, "print a progress line on stderr every this many simulated seconds; 0: never")
 	var f sim.Flags
 	f.Register(fs)
 	fs.Usage = func() {
@@ -51,11 +56,22 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 			"(and deletes at the end, unless -keep). Use a test cluster: nothing else may run a kubelet for that node.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := sim.Parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return usageError{err}
 	}
 	if err := f.Check(fs.Args()); err != nil {
 		return usageError{err}
+	}
+	switch {
+	case *qps < 0:
+		return usageError{fmt.Errorf("--qps %v: want 0 (no limit) or more", *qps)}
+	case *burst < 1:
+		return usageError{fmt.Errorf("--burst %d: want at least 1", *burst)}
+	case *progress < 0:
+		return usageError{fmt.Errorf("--progress %d: want 0 (never) or more", *progress)}
 	}
 	if *kubeconfig == "" {
 		return usageError{errors.New("--kubeconfig is required (or set KUBECONFIG)")}
@@ -63,9 +79,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 	connect := env.Connect
 	if connect == nil {
 		connect = func(path string) (kubernetes.Interface, error) {
-			cfg, err := clientcmd.BuildConfigFromFlags("", path)
+			cfg, err := restConfig(path, float32(*qps), *burst)
 			if err != nil {
-				return nil, fmt.Errorf("load kubeconfig: %w", err)
+				return nil, err
 			}
 			return kubernetes.NewForConfig(cfg)
 		}
@@ -80,6 +96,18 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 	}
 	cfg := f.Config(ctx)
 	cfg.Start = now.UTC().Truncate(time.Second) // the API server stores whole seconds
+	if *progress > 0 {
+		pace := cfg.Tick
+		cfg.Tick = func(sec int) error {
+			if sec > 0 && sec%*progress == 0 || sec == cfg.Seconds {
+				fmt.Fprintf(stderr, "simnode-kube: %d/%d simulated seconds\n", sec, cfg.Seconds)
+			}
+			if pace != nil {
+				return pace(sec)
+			}
+			return nil
+		}
+	}
 
 	if err := awaitNamespaceGone(ctx, cs, cfg.Namespace, stderr); err != nil {
 		return err
@@ -107,6 +135,28 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, env E
 		return err
 	}
 	return f.Write(stdout, rep)
+}
+
+// DefaultQPS and DefaultBurst are the --qps and --burst defaults: high enough that the
+// client does not pace a run against a local test server (a run of the default 7 pods
+// sends about 1,300 requests), low enough not to flood a shared one.
+const (
+	DefaultQPS   = 500
+	DefaultBurst = 1000
+)
+
+// restConfig loads the kubeconfig at path with the client-side rate limit qps (0: none)
+// and burst.
+func restConfig(path string, qps float32, burst int) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	if qps == 0 {
+		cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	}
+	return cfg, nil
 }
 
 // namespaceWait bounds the wait for the namespace of an earlier run with the same seed

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -268,5 +270,48 @@ func TestCommandTimelineIsSimnodes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Summary, want.Summary) {
 		t.Errorf("summaries differ:\nsimnode-kube %+v\nsimnode      %+v", got.Summary, want.Summary)
+	}
+}
+
+// The client is not paced at client-go's default 5 requests a second: --qps and --burst
+// set its limit (500 and 1000 by default), --qps 0 removes it.
+func TestRestConfigRateLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n" +
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		qps     float32
+		burst   int
+		limiter bool // a rate limiter that never waits
+	}{{DefaultQPS, DefaultBurst, false}, {20, 40, false}, {0, 1, true}} {
+		cfg, err := restConfig(path, tc.qps, tc.burst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.QPS != tc.qps || cfg.Burst != tc.burst || (cfg.RateLimiter != nil) != tc.limiter {
+			t.Errorf("restConfig(%v, %d): QPS %v, Burst %d, limiter %T", tc.qps, tc.burst, cfg.QPS, cfg.Burst, cfg.RateLimiter)
+		}
+	}
+}
+
+// A run says how far it got on stderr every --progress simulated seconds and at its end;
+// -h prints the help on stdout and asks for exit 0 (flag.ErrHelp), not a usage error.
+func TestCommandProgressAndHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	err := Command(context.Background(), []string{"--kubeconfig", "k", "-seconds", "25", "-summary-only", "-keep"}, &bytes.Buffer{}, &stderr, connectTo(fakeClientset(), time.Now()))
+	if err != nil {
+		t.Fatalf("Command: %v", err)
+	}
+	want := "simnode-kube: 10/25 simulated seconds\nsimnode-kube: 20/25 simulated seconds\nsimnode-kube: 25/25 simulated seconds\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	var out bytes.Buffer
+	err = Command(context.Background(), []string{"-h"}, &out, &bytes.Buffer{}, Env{})
+	if !errors.Is(err, flag.ErrHelp) || IsUsage(err) || !strings.Contains(out.String(), "--qps") && !strings.Contains(out.String(), "-qps") {
+		t.Errorf("Command(-h) = %v, help %q; want flag.ErrHelp and the help on stdout", err, out.String())
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +43,27 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.JSON, "json", false, "print the timeline and summary as JSON")
 	fs.BoolVar(&f.Patches, "patches", false, "print every PATCH body under its one-line digest")
 	fs.BoolVar(&f.SummaryOnly, "summary-only", false, "print only the summary")
+}
+
+// Parse parses args into fs, whose Usage prints the help to fs.Output(): -h or -help
+// prints the help on stdout and returns flag.ErrHelp (the program exits 0); a bad flag
+// or value returns one line naming them, with a hint, and prints nothing (the program
+// exits 2), instead of the flag package's error followed by the whole help on stderr.
+func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(out)
+		return err
+	case err != nil:
+		return fmt.Errorf("%w (-h lists the flags)", err)
+	}
+	return nil
 }
 
 // Check refuses what no run should get, naming the flag: counts out of bounds, a run

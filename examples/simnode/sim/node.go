@@ -77,11 +77,13 @@ type simPod struct {
 	created  bool
 	deleted  bool // the user deleted it (graceful deletion under way)
 	// the node agent's state of the pod
-	worker    *podsim.Worker
-	gone      bool // the node agent deleted the pod object
-	seenConds []v1.PodCondition
-	readyAt   int // when the LB controller first saw ContainersReady True; -1 if not
-	latency   int
+	worker *podsim.Worker
+	gone   bool // the node agent deleted the pod object
+	// deleteReported: the timeline has the pod's last conditions and its DELETE.
+	deleteReported bool
+	seenConds      []v1.PodCondition
+	readyAt        int // when the LB controller first saw ContainersReady True; -1 if not
+	latency        int
 }
 
 // deleter is the Manager's status.PodDeleter: the Cluster's DeleteFinishedPod.
@@ -95,8 +97,12 @@ func (d deleter) DeletePod(ctx context.Context, namespace, name string, uid type
 // and the pods they wrote.
 type counting struct {
 	status.Client
-	mu      sync.Mutex
-	gets    int
+	mu   sync.Mutex
+	gets int
+	// peeks counts the reads of pods standing in for the informer's watch (observe,
+	// on the simulation's goroutine): not the agent's requests, but a real server sees
+	// each as a GET.
+	peeks   int
 	patches []sentPatch
 	last    map[types.UID]*v1.Pod // the server's answer to each pod's latest PATCH
 }
@@ -256,7 +262,7 @@ func Run(ctx context.Context, cluster Cluster, cfg Config) (*Report, error) {
 	}
 
 	s := &rep.Summary
-	s.Pods, s.SimulatedSeconds, s.StatusChanges, s.PatchesSkipped, s.Gets = cfg.Pods, cfg.Seconds, changes, sk.n, client.gets
+	s.Pods, s.SimulatedSeconds, s.StatusChanges, s.PatchesSkipped, s.Gets, s.InformerGets = cfg.Pods, cfg.Seconds, changes, sk.n, client.gets, client.peeks
 	for _, e := range rep.Timeline {
 		if e.What == "patch" {
 			s.PatchesSent++
@@ -303,6 +309,7 @@ func observe(ctx context.Context, cluster Cluster, client *counting, mgr *status
 			continue
 		}
 		got, err := cluster.Peek(ctx, p.pod.Namespace, p.name)
+		client.peeks++
 		if apierrors.IsNotFound(err) {
 			// The Manager deleted it once its terminal status was on the server: the
 			// informer's DELETED event. Its last version is the one the agent's last
@@ -387,7 +394,7 @@ func step(ctx context.Context, mgr *status.Manager, p *simPod) (bool, error) {
 
 // transitions returns the condition changes on the server since the last look.
 func transitions(p *simPod, sec int) []Event {
-	if !p.created || p.gone {
+	if !p.created || p.deleteReported {
 		return nil
 	}
 	var out []Event
@@ -412,5 +419,11 @@ func transitions(p *simPod, sec int) []Event {
 		}
 	}
 	p.seenConds = slices.Clone(p.pod.Status.Conditions)
+	if p.gone {
+		// The last version the agent wrote (observe keeps it) has been listed above;
+		// then the agent's DELETE, once.
+		out = append(out, Event{At: sec, Pod: p.name, What: "delete", By: "node-agent"})
+		p.deleteReported = true
+	}
 	return out
 }

@@ -17,7 +17,8 @@ type Event struct {
 	At int `json:"at"`
 	// Pod is the pod's name.
 	Pod string `json:"pod"`
-	// What is "condition" or "patch".
+	// What is "condition", "patch" or "delete" (the node agent deleted the pod object,
+	// after its last conditions).
 	What string `json:"what"`
 	// Condition, Status, Reason and LastTransitionTime describe a condition transition.
 	Condition          string `json:"condition,omitempty"`
@@ -52,7 +53,11 @@ type Summary struct {
 	StatusChanges    int `json:"statusChanges"`
 	PatchesSent      int `json:"patchesSent"`
 	PatchesSkipped   int `json:"patchesSkipped"`
-	Gets             int `json:"gets"`
+	// Gets counts the node agent's GETs (the status Manager's); InformerGets the reads
+	// of pods that stand in for the agent's informer (a watch in a real agent), which
+	// the API server also sees as GETs but which are not in Requests.
+	Gets         int `json:"gets"`
+	InformerGets int `json:"informerGets"`
 	// Deletes counts the pod objects the node agent deleted once they terminated; they are
 	// not status requests and not in Requests.
 	Deletes           int          `json:"deletes"`
@@ -87,6 +92,8 @@ func (r *Report) WriteText(w io.Writer, patches bool) error {
 	}
 	for _, e := range r.Timeline {
 		switch e.What {
+		case "delete":
+			fmt.Fprintf(tw, "%3ds\t%s\tDELETE (grace period 0, UID precondition) (%s)\n", e.At, e.Pod, e.By)
 		case "patch":
 			fmt.Fprintf(tw, "%3ds\t%s\tPATCH  %s\n", e.At, e.Pod, e.Summary)
 			if patches {
@@ -112,7 +119,7 @@ func (r *Report) WriteText(w io.Writer, patches bool) error {
 	fmt.Fprintf(w, "  status changes        %d\n", s.StatusChanges)
 	fmt.Fprintf(w, "  PATCHes sent          %d\n", s.PatchesSent)
 	fmt.Fprintf(w, "  PATCHes skipped       %d (status already up to date)\n", s.PatchesSkipped)
-	fmt.Fprintf(w, "  GETs                  %d\n", s.Gets)
+	fmt.Fprintf(w, "  GETs                  %d (the agent's; plus %d reads standing in for its informer's watch, not counted as requests)\n", s.Gets, s.InformerGets)
 	fmt.Fprintf(w, "  DELETEs               %d (terminated pods, with a UID precondition)\n", s.Deletes)
 	fmt.Fprintf(w, "  requests per change   %.2f (the kubelet: 2, a GET before every PATCH)\n", s.RequestsPerChange)
 	fmt.Fprintf(w, "\n  sandbox-creation latency (KEP-3085: PodReadyToStartContainers - PodScheduled)\n")

@@ -198,3 +198,42 @@ func TestShortRuns(t *testing.T) {
 		}
 	}
 }
+
+// A pod the agent deletes ends its timeline with the conditions of the last status the
+// agent wrote and then its DELETE, once, after which nothing of it follows; every
+// deleted pod (Summary.Deletes) has one.
+func TestDeletedPodsTimelineEndsWithItsDelete(t *testing.T) {
+	rep, err := Run(context.Background(), NewMemory(), Config{Seed: 1, Pods: 14, Seconds: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletes := map[string]int{} // pod: index of its delete event
+	for i, e := range rep.Timeline {
+		if j, ok := deletes[e.Pod]; ok {
+			t.Errorf("event %+v after the DELETE of %s (event %d)", e, e.Pod, j)
+		}
+		if e.What == "delete" {
+			deletes[e.Pod] = i
+		}
+	}
+	if len(deletes) != rep.Summary.Deletes || len(deletes) == 0 {
+		t.Fatalf("%d delete events, %d DELETEs in the summary; want as many, and some", len(deletes), rep.Summary.Deletes)
+	}
+	for pod, i := range deletes {
+		// The agent's last PATCH made the pod terminal: Ready False before the DELETE, at
+		// the same second.
+		var ready *Event
+		for j := i - 1; j >= 0 && rep.Timeline[j].At == rep.Timeline[i].At; j-- {
+			if e := rep.Timeline[j]; e.Pod == pod && e.Condition == string(v1.PodReady) {
+				ready = &rep.Timeline[j]
+				break
+			}
+		}
+		if ready == nil || ready.Status != string(v1.ConditionFalse) {
+			t.Errorf("%s: Ready before its DELETE: %+v, want False at the same second", pod, ready)
+		}
+	}
+	if rep.Summary.InformerGets == 0 {
+		t.Error("Summary.InformerGets 0: the reads standing in for the informer are not counted")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	vkslog "github.com/virtual-kubelet/virtual-kubelet/log/slog"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -142,21 +144,26 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // awaitServer returns once the API server answers (its version), retrying every 1 s
-// doubling to 30 s and logging each failure at error level; it returns ctx's error if ctx
-// ends first.
+// doubling to 30 s (apimachinery's wait.Backoff). The first failure is logged at error
+// level with what to check, the next ones at debug level (a server down for an hour must
+// not fill the log), and the recovery once. It returns ctx's error if ctx ends first.
 func awaitServer(ctx context.Context, cs kubernetes.Interface, logger *slog.Logger) error {
-	delay := time.Second
-	for {
+	failures := 0
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Cap: 30 * time.Second, Steps: math.MaxInt32}
+	return wait.ExponentialBackoffWithContext(ctx, backoff, func(context.Context) (bool, error) {
 		_, err := cs.Discovery().ServerVersion()
-		if err == nil {
-			return nil
+		switch {
+		case err == nil && failures > 0:
+			logger.Info("API server answered", "failures", failures)
+		case err == nil:
+		case failures == 0:
+			logger.Error("API server unreachable; retrying with backoff (up to every 30s) until it answers: check that it is up and reachable at the kubeconfig's address, and the kubeconfig's credentials", "err", err)
+		default:
+			logger.Debug("API server still unreachable; retrying", "err", err, "failures", failures+1)
 		}
-		logger.Error("API server unreachable; retrying", "err", err, "retryIn", delay)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
+		if err != nil {
+			failures++
 		}
-		delay = min(2*delay, 30*time.Second)
-	}
+		return err == nil, nil
+	})
 }

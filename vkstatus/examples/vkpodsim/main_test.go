@@ -1,10 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // TestFlagsCheckedUpFront: every bad flag is refused before anything connects, and the
@@ -34,4 +43,36 @@ func TestFlagsCheckedUpFront(t *testing.T) {
 	if _, err := parse(nil, io.Discard); err != nil {
 		t.Errorf("the defaults are refused: %v", err)
 	}
+}
+
+// An unreachable API server is said once at error level, retried with backoff (1 s
+// doubling) without more error lines, and its answer is said once.
+func TestAwaitServerSaysTheOutageOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cs := fake.NewClientset()
+		calls := 0
+		cs.PrependReactor("get", "version", func(k8stesting.Action) (bool, runtime.Object, error) {
+			calls++
+			if calls <= 4 {
+				return true, nil, errors.New("connection refused")
+			}
+			return false, nil, nil
+		})
+		var out bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		start := time.Now()
+		if err := awaitServer(context.Background(), cs, logger); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 15*time.Second { // 1+2+4+8
+			t.Errorf("waited %v, want 15s", waited)
+		}
+		log := out.String()
+		if n := strings.Count(log, "level=ERROR"); n != 1 || !strings.Contains(log, "check that it is up") {
+			t.Errorf("%d error lines, want 1 saying what to check:\n%s", n, log)
+		}
+		if !strings.Contains(log, "API server answered") {
+			t.Errorf("the recovery is not said:\n%s", log)
+		}
+	})
 }

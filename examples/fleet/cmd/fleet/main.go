@@ -1,8 +1,11 @@
 // Command fleet is a simulated kubelet for many nodes: it registers or adopts nodes on
 // any API server and serves the pods bound to them with the kubelet's exact statuses.
-// See package github.com/podstatus/podstatus/simkubelet.
+// Each node it creates holds --max-pods pods, 110 by default as the kubelet's: two nodes
+// hold 220, and a pod beyond that is rejected (Failed, OutOfpods) as the kubelet rejects
+// it. See package github.com/podstatus/podstatus/simkubelet.
 //
 //	fleet --kubeconfig ~/.kube/config --nodes 10
+//	fleet --kubeconfig ~/.kube/config --nodes 2 --max-pods 500   # 1,000 pods' room
 //	fleet --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake   # where KWOK ran
 package main
 
@@ -48,6 +51,10 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
@@ -76,8 +83,9 @@ var configFlags = strings.NewReplacer(
 var contentTypes = []string{"application/vnd.kubernetes.protobuf", "application/json"}
 
 // run is the program: it parses args, checks every flag before it connects anywhere
-// (an invalid value is an error naming its flag), executes the program again with sysmon
-// kept awake (exec: reexec, nil in tests; see sysmon.go), listens on --metrics-addr, and
+// (an invalid value is an error naming its flag), with --sysmon-awake executes the program
+// again with sysmon kept awake (exec: reexec, nil in tests; see sysmon.go), listens on
+// --metrics-addr, and
 // runs the agent until ctx is done.
 func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug string) error) error {
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
@@ -87,22 +95,23 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 		kubeconfig  = fs.String("kubeconfig", "", "Path to a kubeconfig file; default: in-cluster config, else $KUBECONFIG")
 		master      = fs.String("master", "", "The address of the API server (overrides the kubeconfig)")
 		contentType = fs.String("kube-api-content-type", "application/vnd.kubernetes.protobuf", "Content type of requests sent to the API server (application/json or application/vnd.kubernetes.protobuf)")
-		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics (/metrics), Go profiles (/debug/pprof/) and readiness (/readyz: 200 once the agent's nodes are registered) at this address (for example :8080); empty: off")
+		metricsAddr = fs.String("metrics-addr", "", "Serve Prometheus metrics (/metrics), health (/healthz, /livez: 200 \"ok\" while the program runs, as the kubelet's /healthz) and readiness (/readyz: 200 once the agent's nodes are registered) at this address, for example 127.0.0.1:8080 (this machine only) or :8080 (every interface, for a Prometheus elsewhere); empty: off. --pprof adds Go's profiles")
 		leaseSecs   = fs.Uint("node-lease-duration-seconds", simkubelet.DefaultNodeLeaseDurationSeconds, "Duration of node lease seconds (renewed every quarter of it)")
 		userAgent   = fs.String("user-agent", "", "User-Agent of the agent's requests, and so its field manager name on the server (the part before a '/'); default podstatus-fleet. Agents sharing a cluster can tell their writes apart by it")
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
 		procs       = fs.Int("procs", defaultProcs, "Threads running Go code at once (GOMAXPROCS). The default, 1, suits an agent that waits on the API server most of the time: it spends less CPU per pod than one thread per core (fewer threads woken for each request and watch event; figures in docs/performance.md). 0: Go's default (one per core, or $GOMAXPROCS). Without this flag, $GOMAXPROCS, if set, wins over the default")
-		sysmonAwake = fs.Bool("sysmon-awake", true, "Keep the Go runtime's monitor thread from parking each time the agent is idle: waking it again for nearly every request and watch event cost a fifth of the agent's CPU (figures in docs/performance.md). The program executes itself again at startup with GODEBUG=schedtrace=2147483647, the one setting that keeps the monitor awake (it then polls every 10 ms when idle; its scheduler trace would print only after 24.8 days of the machine's uptime, and every 24.8 days after). False, or a schedtrace already in $GODEBUG: Go's behaviour, unchanged")
+		sysmonAwake = fs.Bool("sysmon-awake", false, "Opt-in CPU saving, off by default: execute the program again at startup with GODEBUG=schedtrace=2147483647, the Go runtime setting that keeps its monitor thread (sysmon) from parking each time the agent goes idle; the setting is the runtime's scheduler trace with its longest period, not a documented tuning knob. Measured on 2 cores, 10,000 pods on 1 node: 0.63-0.64 instead of 0.76-0.80 ms of CPU per pod while deleting, 0.29-0.30 instead of 0.32-0.36 to Ready, and 0.3% of a core more when idle (examples/fleet/README.md). The trace itself prints one line on stderr each time the machine's uptime passes a multiple of 24.8 days. A schedtrace already in $GODEBUG: left as it is")
+		pprofOn     = fs.Bool("pprof", false, "Also serve Go's profiles (/debug/pprof/) at --metrics-addr. Off by default: profiles expose the program's memory and command line, so serve them on a loopback address (--metrics-addr 127.0.0.1:8080)")
 		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
 	)
-	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes")
+	fs.IntVar(&cfg.Nodes, "nodes", 0, "Create (or take over) this many nodes, each with room for --max-pods pods")
 	fs.StringVar(&cfg.NodeNamePrefix, "node-name-prefix", simkubelet.DefaultNodeNamePrefix, "Name prefix of the created nodes")
 	fs.BoolVar(&cfg.ManageAllNodes, "manage-all-nodes", false, "Manage every node of the cluster")
 	fs.StringVar(&cfg.ManageSingleNode, "manage-single-node", "", "Manage the node of this name")
 	fs.StringVar(&cfg.ManageNodesWithAnnotationSelector, "manage-nodes-with-annotation-selector", "", "Manage the nodes whose annotations match this selector (for example kwok.x-k8s.io/node=fake)")
 	fs.StringVar(&cfg.ManageNodesWithLabelSelector, "manage-nodes-with-label-selector", "", "Manage the nodes whose labels match this selector")
-	fs.IntVar(&cfg.MaxPods, "max-pods", simkubelet.DefaultMaxPods, "Pod capacity of the created nodes (the kubelet's --max-pods), at least 1; also sizes their pod CIDR. A pod beyond it is rejected as the kubelet rejects it (Failed, reason OutOfpods)")
+	fs.IntVar(&cfg.MaxPods, "max-pods", simkubelet.DefaultMaxPods, "Pod capacity of each created node (the kubelet's --max-pods, default 110), at least 1; also sizes their pod CIDR. A pod beyond it is rejected as the kubelet rejects it (Failed, reason OutOfpods; the first rejection is logged). For more pods, raise it (--max-pods 1000) or add --nodes")
 	fs.StringVar(&cfg.CIDR, "cidr", "", "Pod IP range of the managed nodes without a spec.podCIDR, shared by them (KWOK's --cidr); default: a free /14 the agent picks")
 	fs.StringVar(&cfg.NodeIP, "node-ip", "", "InternalIP (an IP address) of the created nodes; default: a distinct address per node")
 	fs.StringVar(&cfg.Profile, "profile", "default", "Simulation profile: default or fast")
@@ -112,23 +121,34 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 	qps := fs.Float64("qps", 0, "Client-side requests per second; 0: no client-side limit")
 	fs.IntVar(&cfg.Burst, "burst", 0, "Client-side burst (with --qps); default 2×qps")
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", simkubelet.DefaultProgressInterval, "How often a progress line is logged; negative: never")
-	// KWOK v0.8.0's other flags, accepted so that a KWOK command line runs unchanged, and
-	// ignored: they configure KWOK's own kubelet server, stages and tracing, which this
-	// agent does not have.
-	for _, name := range []string{"config", "node-name", "node-port", "tls-cert-file", "tls-private-key-file",
-		"server-address", "enable-crds", "tracing-endpoint", "tracing-sampling-rate-per-million",
-		"disregard-status-with-annotation-selector", "disregard-status-with-label-selector"} {
-		fs.String(name, "", "Accepted for compatibility with KWOK v0.8.0; ignored")
+	// KWOK v0.8.0's other flags. Those that configure KWOK's own kubelet server and
+	// tracing, which this agent does not have, are accepted so that a KWOK command line
+	// runs unchanged, and named on stderr as ignored; those that would change which
+	// statuses are written are refused (kwokRefused).
+	for _, name := range kwokIgnored {
+		fs.String(name, "", "Accepted for compatibility with KWOK v0.8.0 and ignored (this agent has no kubelet server or tracing); a note on stderr says so")
+	}
+	for name, why := range kwokRefused {
+		fs.String(name, "", "KWOK v0.8.0's flag, refused: "+why)
 	}
 	klogFlags := textlogger.NewConfig()
 	klogFlags.AddFlags(fs) // -v, -vmodule
 	if err := fs.Parse(args); err != nil {
-		return err // the flag package names the flag
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err} // the flag package names the flag
 	}
 	cfg.QPS = float32(*qps)
 	cfg.NodeLeaseDurationSeconds = int32(*leaseSecs)
 	if err := checkFlags(fs, cfg, *contentType, *leaseSecs, *procs); err != nil {
 		return err
+	}
+	if *pprofOn && *metricsAddr == "" {
+		return usageError{errors.New("invalid flags: --pprof: Forbidden: serves the profiles at --metrics-addr, which is not set")}
+	}
+	if ignored := setFlags(fs, kwokIgnored); len(ignored) > 0 {
+		fmt.Fprintf(stderr, "fleet: ignoring KWOK's %s: this agent has no kubelet server or tracing to configure\n", strings.Join(ignored, ", "))
 	}
 	if *sysmonAwake && exec != nil {
 		if godebug, ok := sysmonGODEBUG(os.Getenv("GODEBUG")); ok {
@@ -192,17 +212,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		cfg.Registerer = reg
-		// /metrics, and Go's profiles under /debug/pprof/ (go tool pprof http://ADDR/debug/pprof/heap).
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.HandleFunc("/debug/pprof/", httppprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
 		var running atomic.Bool
 		cfg.OnRunning = func(simkubelet.RunningEvent) { running.Store(true) }
-		mux.Handle("/readyz", readyz(&running))
+		mux := newMux(reg, &running, *pprofOn)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(metricsListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -235,6 +247,40 @@ func readyz(running *atomic.Bool) http.Handler {
 	})
 }
 
+// newMux serves /metrics from reg, /healthz and /livez, /readyz (200 once running is
+// set) and, with pprof, Go's profiles under /debug/pprof/.
+func newMux(reg *prometheus.Registry, running *atomic.Bool, pprof bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// The kubelet's /healthz (pkg/kubelet/server/server.go installs k8s.io/apiserver's
+	// healthz handler: "ok" with 200 while its checks pass, and each check under
+	// /healthz/<name>) and /livez: the process serves, so it is alive.
+	for _, p := range []string{"/healthz", "/healthz/ping", "/livez", "/livez/ping"} {
+		mux.Handle(p, healthz())
+	}
+	mux.Handle("/readyz", readyz(running))
+	if pprof {
+		// go tool pprof http://ADDR/debug/pprof/heap
+		mux.HandleFunc("/debug/pprof/", httppprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	}
+	return mux
+}
+
+// healthz answers 200 "ok", as the kubelet's /healthz does while its checks pass (the
+// agent has no check that can fail while the process serves: a lost API server is
+// retried, not fatal, and shows in /metrics).
+func healthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = io.WriteString(w, "ok")
+	})
+}
+
 // checkFlags reports every invalid flag value at once, each named by its flag: the
 // command's own flags, and the agent's Config (simkubelet.Options.Validate, whose Go field
 // names are mapped to flags). A flag's default is the real default, so a count must be
@@ -245,6 +291,11 @@ func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, le
 		errs = append(errs, field.Invalid(field.NewPath("argument"), fs.Arg(0),
 			"unexpected: the program takes flags only, and the first argument that is not a flag ends them (a flag's value goes after '=' or as the next argument)"))
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if why, ok := kwokRefused[f.Name]; ok {
+			errs = append(errs, field.Forbidden(field.NewPath("--"+f.Name), why))
+		}
+	})
 	if !slices.Contains(contentTypes, contentType) {
 		errs = append(errs, field.NotSupported(field.NewPath("--kube-api-content-type"), contentType, contentTypes))
 	}
@@ -281,8 +332,45 @@ func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, le
 	for i, e := range errs {
 		msgs[i] = e.Error()
 	}
-	return fmt.Errorf("invalid flags: %s", strings.Join(msgs, "; "))
+	return usageError{fmt.Errorf("invalid flags: %s", strings.Join(msgs, "; "))}
 }
+
+// kwokIgnored are KWOK v0.8.0's flags that configure what this agent does not have (a
+// kubelet server, CRD-driven stages, tracing): accepted and ignored, with a note.
+var kwokIgnored = []string{"node-name", "node-port", "tls-cert-file", "tls-private-key-file",
+	"server-address", "enable-crds", "tracing-endpoint", "tracing-sampling-rate-per-million"}
+
+// kwokRefused are KWOK v0.8.0's flags whose meaning this agent does not implement and
+// whose silent absence would write statuses the user asked for differently: refused,
+// with the reason, rather than accepted.
+var kwokRefused = map[string]string{
+	"config": "KWOK's configuration file (stages, KwokConfiguration) is not read by this agent; " +
+		"set its flags instead (see -h)",
+	"disregard-status-with-annotation-selector": "not supported: this agent writes the status of every pod on the " +
+		"nodes it manages; choose the nodes it manages instead (--manage-nodes-with-annotation-selector, " +
+		"--manage-nodes-with-label-selector, --manage-single-node)",
+	"disregard-status-with-label-selector": "not supported: this agent writes the status of every pod on the " +
+		"nodes it manages; choose the nodes it manages instead (--manage-nodes-with-label-selector, " +
+		"--manage-nodes-with-annotation-selector, --manage-single-node)",
+}
+
+// setFlags returns, as --name, the flags of names given on the command line.
+func setFlags(fs *flag.FlagSet, names []string) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(names, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
+}
+
+// usageError is a bad command line: the program exits 2 (as the flag package's own
+// errors) before it connects anywhere.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 // defaultProcs is --procs' default.
 const defaultProcs = 1
@@ -315,7 +403,10 @@ func restConfig(kubeconfig, master string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	c, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("no --kubeconfig, not in a cluster, and $KUBECONFIG: %w", err)
+		if clientcmd.IsEmptyConfig(err) {
+			return nil, usageError{errors.New("no API server to talk to: pass --kubeconfig FILE or --master URL, or set $KUBECONFIG, or write ~/.kube/config (the program is not running in a cluster either)")}
+		}
+		return nil, fmt.Errorf("no --kubeconfig, not in a cluster: the default kubeconfig ($KUBECONFIG, else ~/.kube/config): %w", err)
 	}
 	return c, nil
 }

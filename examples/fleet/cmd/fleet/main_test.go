@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Every flag that can be checked without a server is checked before the program connects
@@ -73,6 +75,65 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), f) {
 			t.Errorf("run: %v, want it to name %s", err, f)
 		}
+	}
+}
+
+// The metrics address serves /healthz and /livez as the kubelet serves /healthz (200,
+// "ok"), and Go's profiles only with --pprof.
+func TestMuxHealthAndOptInProfiles(t *testing.T) {
+	var running atomic.Bool
+	for _, pprof := range []bool{false, true} {
+		mux := newMux(prometheus.NewRegistry(), &running, pprof)
+		for _, tc := range []struct {
+			path string
+			code int
+			body string
+		}{
+			{"/healthz", http.StatusOK, "ok"},
+			{"/healthz/ping", http.StatusOK, "ok"},
+			{"/livez", http.StatusOK, "ok"},
+			{"/readyz", http.StatusServiceUnavailable, ""},
+			{"/debug/pprof/", map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[pprof], ""},
+			{"/debug/pprof/cmdline", map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[pprof], ""},
+		} {
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+			if rec.Code != tc.code || tc.body != "" && rec.Body.String() != tc.body {
+				t.Errorf("--pprof=%t: %s answered %d %q, want %d %q", pprof, tc.path, rec.Code, rec.Body.String(), tc.code, tc.body)
+			}
+		}
+	}
+}
+
+// KWOK's flags that would change which statuses are written are refused before the
+// program connects, naming the flag, as a usage error (exit 2); those that configure
+// what the agent lacks are accepted with a note on stderr.
+func TestKWOKFlags(t *testing.T) {
+	base := []string{"--master", "http://127.0.0.1:1", "--nodes", "1"}
+	for _, name := range []string{"config", "disregard-status-with-annotation-selector", "disregard-status-with-label-selector"} {
+		err := run(context.Background(), append(append([]string{}, base...), "--"+name, "x=y"), io.Discard, nil)
+		var u usageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "--"+name+": Forbidden") {
+			t.Errorf("--%s: run: %v, want a usage error naming the flag", name, err)
+		}
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var stderr strings.Builder
+	// The busy --metrics-addr ends run after the note, before it connects.
+	err = run(context.Background(), append(append([]string{}, base...), "--node-port", "10250", "--metrics-addr", busy.Addr().String()), &stderr, nil)
+	if err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
+		t.Fatalf("run: %v, want the busy --metrics-addr", err)
+	}
+	if !strings.Contains(stderr.String(), "ignoring KWOK's --node-port") {
+		t.Errorf("stderr %q, want a note that --node-port is ignored", stderr.String())
+	}
+	err = run(context.Background(), append(append([]string{}, base...), "--pprof"), io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "--pprof") {
+		t.Errorf("--pprof without --metrics-addr: run: %v, want an error naming --pprof", err)
 	}
 }
 
@@ -138,7 +199,7 @@ func TestSysmonGODEBUG(t *testing.T) {
 }
 
 // The program executes itself again with sysmon kept awake once its flags are checked,
-// and not with --sysmon-awake=false, nor when GODEBUG sets schedtrace (as it does in the
+// with --sysmon-awake only: not by default, not with --sysmon-awake=false, nor when GODEBUG sets schedtrace (as it does in the
 // program executed again), nor for bad flags. An exec that fails leaves the program
 // running, and says so.
 func TestRunExecutesItselfWithSysmonAwake(t *testing.T) {
@@ -155,11 +216,12 @@ func TestRunExecutesItselfWithSysmonAwake(t *testing.T) {
 		args    []string
 		want    string // the GODEBUG exec is called with; "" for no call
 	}{
-		{"by default", "", nil, schedtraceNever},
-		{"beside the user's GODEBUG", "http2debug=1", nil, "http2debug=1," + schedtraceNever},
+		{"by default: off", "", nil, ""},
+		{"opted in", "", []string{"--sysmon-awake"}, schedtraceNever},
+		{"beside the user's GODEBUG", "http2debug=1", []string{"--sysmon-awake"}, "http2debug=1," + schedtraceNever},
 		{"off", "", []string{"--sysmon-awake=false"}, ""},
-		{"schedtrace set already", "schedtrace=0", nil, ""},
-		{"bad flags", "", []string{"--workers", "0"}, ""},
+		{"schedtrace set already", "schedtrace=0", []string{"--sysmon-awake"}, ""},
+		{"bad flags", "", []string{"--sysmon-awake", "--workers", "0"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GODEBUG", tc.godebug)

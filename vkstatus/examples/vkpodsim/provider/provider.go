@@ -53,8 +53,9 @@ type Config struct {
 	// Status, when set, receives every status through SyncPod. nil: stock
 	// virtual-kubelet, the provider stamps statuses itself.
 	Status *vkstatus.Client
-	// Clock is the simulation's time. nil is the real clock.
-	Clock clock.PassiveClock
+	// Clock is the simulation's time, and Run's ticker (tests drive Run by stepping a
+	// fake clock). nil is the real clock.
+	Clock clock.WithTicker
 	// Period is how often Run looks for due pods. Default DefaultPeriod.
 	Period time.Duration
 	// Logger receives errors. Default: discard.
@@ -213,15 +214,16 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-// Run steps the pods until ctx is done, then returns nil.
+// Run steps the pods until ctx is done, then returns nil: every Config.Period on
+// Config.Clock, and at once when virtual-kubelet hands over a pod.
 func (p *Provider) Run(ctx context.Context) error {
-	t := time.NewTicker(p.cfg.Period)
+	t := p.cfg.Clock.NewTicker(p.cfg.Period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		case <-p.wake:
 		}
 		p.stepDue()

@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,3 +93,67 @@ func TestLifecycle(t *testing.T) {
 }
 
 func statusOpts(clk *clocktesting.FakeClock) status.Options { return status.Options{Clock: clk} }
+
+// TestRunTicksOnItsClock: Run looks for due pods on Config.Clock's ticker, so stepping a
+// fake clock drives it: a deletion the lister shows (virtual-kubelet does not always hand
+// it over) is stepped at the next tick of the fake clock, not of the wall clock.
+func TestRunTicksOnItsClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "1"},
+			Spec:       v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "app", Image: "nginx"}}},
+			Status:     v1.PodStatus{Phase: v1.PodPending},
+		}
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if err := idx.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+		ipam, err := podsim.NewIPAM("10.244.0.0/24")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		p, err := New(Config{Node: podsim.Node{Name: "n", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Fast(),
+			Pods: corev1listers.NewPodLister(idx), Clock: clk, Period: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu    sync.Mutex
+			phase v1.PodPhase
+		)
+		last := func() v1.PodPhase { mu.Lock(); defer mu.Unlock(); return phase }
+		p.NotifyPods(context.Background(), func(p *v1.Pod) { mu.Lock(); phase = p.Status.Phase; mu.Unlock() })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- p.Run(ctx) }()
+		if err := p.CreatePod(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := last(); got != v1.PodRunning {
+			t.Fatalf("after CreatePod: phase %q, want Running", got)
+		}
+
+		deleting := pod.DeepCopy()
+		now := metav1.NewTime(clk.Now())
+		grace := int64(30)
+		deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds, deleting.ResourceVersion = &now, &grace, "2"
+		if err := idx.Update(deleting); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := last(); got != v1.PodRunning {
+			t.Fatalf("before a tick: phase %q, want Running still", got)
+		}
+		clk.Step(time.Second)
+		synctest.Wait()
+		if got := last(); got != v1.PodSucceeded {
+			t.Errorf("after a tick of the fake clock: phase %q, want Succeeded", got)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}

@@ -31,9 +31,7 @@ func main() {
 	err := kube.Command(ctx, os.Args[1:], os.Stdout, os.Stderr, kube.Env{})
 	stop()
 	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
+	case err == nil, errors.Is(err, flag.ErrHelp):
 	case kube.IsUsage(err):
 		fmt.Fprintln(os.Stderr, "simnode-kube:", err)
 		os.Exit(2)
