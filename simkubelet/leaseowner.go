@@ -65,8 +65,10 @@ type NodeHeldError struct {
 	// Holder is the other agent's Identity, or the Lease's holderIdentity when it
 	// carries no agent mark (a kubelet or another simulator).
 	Holder string
-	// Agent says Holder is an agent's Identity.
+	// Agent says Holder is an agent's Identity; Run is then the token of its run when
+	// the agent met it while running (another run of its own Identity).
 	Agent bool
+	Run   string
 	// RenewedAgo is how long before the check the Lease was renewed, and
 	// LeaseDuration its leaseDurationSeconds.
 	RenewedAgo, LeaseDuration time.Duration
@@ -74,6 +76,9 @@ type NodeHeldError struct {
 
 func (e *NodeHeldError) Error() string {
 	who := fmt.Sprintf("another simulated kubelet, Identity %q", e.Holder)
+	if e.Run != "" {
+		who += " (run " + e.Run + ")"
+	}
 	if !e.Agent {
 		who = fmt.Sprintf("a kubelet or another simulator (Lease holderIdentity %q, no %s annotation)", e.Holder, LeaseAnnotationAgent)
 	}
@@ -230,14 +235,15 @@ func (a *agent) checkHolder(n *nodeState, l *coordinationv1.Lease, now time.Time
 		return nil // a renewal of ours that landed though its answer was lost
 	}
 	if held.Agent {
-		held.Holder = holder + " (run " + run + ")"
+		held.Run = run
 	}
 	a.nodeCounts.conflicts.Add(1)
-	again := o.rival == held.Holder && now.Sub(o.rivalAt) < duration
-	o.rival, o.rivalAt = held.Holder, now
+	rival := held.Holder + "/" + held.Run
+	again := o.rival == rival && now.Sub(o.rivalAt) < duration
+	o.rival, o.rivalAt = rival, now
 	if !again {
 		a.log.Error(nil, "Another writer renews the Lease of a node this agent runs; renewing over it once",
-			"node", n.name, "other", held.Holder, "otherIsAgent", held.Agent, "renewedAgo", ago)
+			"node", n.name, "other", held.Holder, "otherRun", held.Run, "otherIsAgent", held.Agent, "renewedAgo", ago)
 		return nil
 	}
 	return held
@@ -246,14 +252,16 @@ func (a *agent) checkHolder(n *nodeState, l *coordinationv1.Lease, now time.Time
 // giveUp records that n is held by another writer: the agent stops renewing its Lease and
 // writing its status, logs it (once) and returns it.
 func (a *agent) giveUp(n *nodeState, held *NodeHeldError) error {
-	if prev := n.owner.held.Swap(held); prev != nil && prev.Holder == held.Holder {
+	if prev := n.owner.held.Swap(held); prev != nil && prev.Holder == held.Holder && prev.Run == held.Run {
 		return nil // known: logged when it began
 	}
 	if !n.owner.claimed {
 		a.nodeCounts.conflicts.Add(1)
 	}
-	a.log.Error(held, "Leaving the node to another writer: no Lease renewal or node status from this agent until its Lease expires",
-		"node", n.name, "other", held.Holder)
+	if n.owner.claimed || !n.created { // a node of Options.Nodes refused at start: Run says it
+		a.log.Error(held, "Leaving the node to another writer: no Lease renewal or node status from this agent until its Lease expires",
+			"node", n.name, "other", held.Holder, "otherRun", held.Run)
+	}
 	return held
 }
 
