@@ -8,8 +8,11 @@
 //
 //   - Nodes: one ticker renews every node's Lease (every quarter of its duration, as
 //     pkg/kubelet/nodelease) and one ticker reports node statuses (the kubelet's
-//     nodeStatusUpdateFrequency/nodeStatusReportFrequency), each through a pool of at
-//     most 16 requests in flight: no goroutine per node.
+//     nodeStatusUpdateFrequency/nodeStatusReportFrequency: a node's status is sent when
+//     the server's copy, from one node informer, differs from what the agent owns, or
+//     when the report is due), each through a pool of at most 16 requests in flight: no
+//     goroutine per node. The Leases carry the agent's Options.Identity, so that two
+//     agents never run one node unnoticed (leaseowner.go).
 //   - Pods: ONE shared pod informer. With one managed node it watches
 //     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="").
 //     When it may adopt nodes later (a node selection), its cache holds them all, so an
