@@ -393,3 +393,49 @@ func TestSecondAgentWithTheSameNodes(t *testing.T) {
 		t.Errorf("neither agent renews the Leases any more")
 	}
 }
+
+// The API server proxies `kubectl logs` and `kubectl exec` to the node's kubelet endpoint
+// (status.daemonEndpoints.kubeletEndpoint on its InternalIP), which a simulated node does
+// not serve: the request must fail with an error, within the API server's kubelet timeout,
+// not hang.
+func TestLogsOfASimulatedPodFail(t *testing.T) {
+	srv := apiserver.Start(t)
+	ctx := context.Background()
+	ns := srv.CreateNamespace(t, "logs-").Name
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- runKubelet(actx, srv.Config, simkubelet.Options{Nodes: 1, NodeNamePrefix: "logs-node-", Profile: "fast",
+			ProgressInterval: -1, Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agent Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("the agent did not stop within 30 s")
+		}
+	}()
+	srv.CreatePod(t, apiserver.NewPod(ns, "web", "logs-node-0"))
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		p, err := srv.Client.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodRunning, nil
+	}); err != nil {
+		t.Fatalf("pod never Running: %v", err)
+	}
+	lctx, lcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer lcancel()
+	began := time.Now()
+	_, err := srv.Client.CoreV1().Pods(ns).GetLogs("web", &v1.PodLogOptions{}).DoRaw(lctx)
+	took := time.Since(began)
+	if err == nil {
+		t.Fatalf("logs of a simulated pod: no error")
+	}
+	if lctx.Err() != nil {
+		t.Fatalf("logs of a simulated pod still pending after %v: %v", took, err)
+	}
+	t.Logf("logs of a simulated pod failed after %v: %v", took.Round(time.Millisecond), err)
+}
