@@ -8,8 +8,11 @@
 //
 //   - Nodes: one ticker renews every node's Lease (every quarter of its duration, as
 //     pkg/kubelet/nodelease) and one ticker reports node statuses (the kubelet's
-//     nodeStatusUpdateFrequency/nodeStatusReportFrequency), each through a pool of at
-//     most 16 requests in flight: no goroutine per node.
+//     nodeStatusUpdateFrequency/nodeStatusReportFrequency: a node's status is sent when
+//     the server's copy, from one node informer, differs from what the agent owns, or
+//     when the report is due), each through a pool of at most 16 requests in flight: no
+//     goroutine per node. The Leases carry the agent's Options.Identity, so that two
+//     agents never run one node unnoticed (leaseowner.go).
 //   - Pods: ONE shared pod informer. With one managed node it watches
 //     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="").
 //     When it may adopt nodes later (a node selection), its cache holds them all, so an
@@ -87,9 +90,15 @@ type agent struct {
 	nodes       nodeSet
 	pods        podTable
 	podInformer cache.SharedIndexInformer
-	counts      counters
-	simCache    podsim.Cache // shared by every simulated pod
-	responses   responses    // one object per pod for the informer and the Manager
+	// nodeInformer holds the server's copy of the nodes (startNodeInformer); nil in unit
+	// tests that build an agent alone.
+	nodeInformer cache.SharedIndexInformer
+	counts       counters
+	nodeCounts   nodeCounters
+	// run is a random token of this Run, on the Leases of its nodes (leaseowner.go).
+	runToken  string
+	simCache  podsim.Cache // shared by every simulated pod
+	responses responses    // one object per pod for the informer and the Manager
 	// fieldManager names the agent's status PATCHes on the server: the User-Agent's
 	// product (the part before a '/'), the name the server would derive from it.
 	fieldManager string
@@ -212,6 +221,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 		if err := a.counts.register(r.Registerer); err != nil {
 			return fmt.Errorf("simkubelet: register agent metrics: %w", err)
 		}
+		if err := a.registerNodeMetrics(r.Registerer); err != nil {
+			return fmt.Errorf("simkubelet: register node metrics: %w", err)
+		}
 		observer = status.Observers(observer, prom.Observer())
 	}
 	var kc podWriter = a.podClient
@@ -247,7 +259,11 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	loops.Go(func() { _ = a.status.Run(runCtx) })
 
 	existing := a.markClusterNodes(ctx)
-	if err := a.ensureNodes(ctx, existing); err != nil {
+	err := a.ensureNodes(ctx, existing)
+	if err == nil {
+		err = a.claimNodes(ctx)
+	}
+	if err != nil {
 		_ = a.shutdown(ctx, stopLoops, &loops)
 		if ctx.Err() != nil {
 			return nil
@@ -298,40 +314,12 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 	}()
 	factory.StartWithContext(infCtx)
 
-	// Existing nodes chosen by the selection flags, as they come and go.
-	if r.adoptNodes {
-		nf := informers.NewSharedInformerFactoryWithOptions(a.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			if r.ManageSingleNode != "" {
-				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", r.ManageSingleNode).String()
-			} else if r.labelSel != nil {
-				o.LabelSelector = r.labelSel.String()
-			}
-		}))
-		ni := nf.Core().V1().Nodes().Informer()
-		_ = ni.SetTransform(stripManagedFields)
-		adopt := func(o any) {
-			if n, ok := o.(*v1.Node); ok && r.selects(n) {
-				a.addNode(n, false)
-			}
-		}
-		reg, err := ni.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: adopt, UpdateFunc: func(_, o any) { adopt(o) }})
-		if err != nil {
-			return fmt.Errorf("simkubelet: node handler: %w", err)
-		}
-		nf.StartWithContext(infCtx)
-		factories = append(factories, nf)
-		loops.Go(func() {
-			// The selected nodes may be created later, so this is no reason to stop;
-			// but a selection that matches nothing is usually a mistake (a typo in a
-			// node name or a selector), which a user must not have to guess from
-			// "nodes=0".
-			if cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) && a.nodes.len() == 0 {
-				a.log.Error(nil, "No existing node matches the node selection; waiting for one to appear",
-					"manageSingleNode", r.ManageSingleNode, "labelSelector", r.ManageNodesWithLabelSelector,
-					"annotationSelector", r.ManageNodesWithAnnotationSelector, "nodes", r.Nodes)
-			}
-		})
+	// The server's copy of the nodes (and, with a node selection, the nodes to adopt).
+	nf, err := a.startNodeInformer(infCtx, &loops)
+	if err != nil {
+		return err
 	}
+	factories = append(factories, nf)
 	if r.BindPods {
 		factories = append(factories, a.startBinder(infCtx, &loops))
 	}
@@ -375,7 +363,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 func newAgent(r resolved) *agent {
-	a := &agent{cfg: r, log: r.Logger}
+	a := &agent{cfg: r, log: r.Logger, runToken: newRunToken()}
 	a.nodes.nodes = map[string]*nodeState{}
 	a.nodes.space = newAddrSpace(r.identity(), podCIDRBits(r.MaxPods))
 	a.pods.pods = map[types.UID]*podEntry{}

@@ -105,8 +105,21 @@ type Options struct {
 	// renewed every quarter of it, as the kubelet does. Default 40.
 	NodeLeaseDurationSeconds int32
 	// NodeStatusUpdateFrequency and NodeStatusReportFrequency are the kubelet's settings
-	// of the same names. Defaults 10 s and 5 min.
+	// of the same names. Defaults 10 s and 5 min: every NodeStatusUpdateFrequency the
+	// agent compares each node's status on the server (its node informer's copy) with
+	// what it owns, and PATCHes it when they differ (a node the node-lifecycle controller
+	// marked Unknown while the agent was paused is Ready again within it) or when
+	// NodeStatusReportFrequency has passed since the last report.
 	NodeStatusUpdateFrequency, NodeStatusReportFrequency time.Duration
+
+	// Identity names this agent to other agents: it is written on the Lease of every
+	// node the agent runs (annotation LeaseAnnotationAgent). An agent that finds a node's
+	// Lease still renewed under another Identity (or by a kubelet) does not run the
+	// node: Run returns a *NodeHeldError for a node of Nodes. The same Identity is the
+	// same agent restarted: it takes its nodes at once. Give each agent of a deployment
+	// its own, stable across its restarts. Default: the host name (a StatefulSet pod's
+	// name).
+	Identity string
 
 	// Profile names the podsim profile of every node: "default" ("") or "fast". A pod's
 	// sim.podstatus.io/profile annotation overrides it.
@@ -290,6 +303,9 @@ func (c Options) resolveFields() (resolved, field.ErrorList) {
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
+	}
+	if r.Identity == "" {
+		r.Identity = defaultIdentity()
 	}
 	if p, err := podsim.Named(c.Profile); err != nil {
 		errs = append(errs, field.NotSupported(path.Child("Profile"), c.Profile, []string{"default", "fast"}))

@@ -3,7 +3,6 @@ package simkubelet
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/podstatus/podstatus/podsim"
 )
@@ -45,9 +43,12 @@ type nodeState struct {
 	// kubelet's OutOfpods); a node that declares none is bounded by its pod addresses only.
 	admission admission
 
-	lease      *coordinationv1.Lease
-	lastReport time.Time
-	readySince metav1.Time
+	lease *coordinationv1.Lease
+	// owner is the node's Lease ownership as the lease loop sees it (leaseowner.go).
+	owner leaseOwner
+	// report is what the node status loop knows of the node on the server (see
+	// nodestatus.go); only that loop touches it after addNode.
+	report nodeReport
 }
 
 // nodeSet is the set of managed nodes, read by the pod handlers.
@@ -155,7 +156,7 @@ func (a *agent) newNode(name, cidr, ip string) *v1.Node {
 		},
 		Spec: v1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},
 	}
-	n.Status = nodeStatus(name, ip, a.cfg.MaxPods, metav1.Time{})
+	n.Status = nodeStatus(name, ip, a.cfg.MaxPods, metav1.NewTime(a.cfg.Clock.Now()))
 	return n
 }
 
@@ -195,7 +196,7 @@ func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
 		Capacity:    res,
 		Allocatable: res.DeepCopy(),
 		Phase:       v1.NodeRunning,
-		Conditions:  nodeConditions(now, now),
+		Conditions:  kubeletConditions(nil, now),
 		Addresses: []v1.NodeAddress{
 			{Type: v1.NodeInternalIP, Address: ip},
 			{Type: v1.NodeHostName, Address: name},
@@ -212,20 +213,6 @@ func nodeStatus(name, ip string, maxPods int, now metav1.Time) v1.NodeStatus {
 			OperatingSystem:         "linux",
 			Architecture:            runtime.GOARCH,
 		},
-	}
-}
-
-// nodeConditions are the kubelet's node conditions of a healthy node, in the kubelet's
-// order (pkg/kubelet/nodestatus/setters.go).
-func nodeConditions(heartbeat, since metav1.Time) []v1.NodeCondition {
-	c := func(t v1.NodeConditionType, s v1.ConditionStatus, reason, msg string) v1.NodeCondition {
-		return v1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: heartbeat, LastTransitionTime: since}
-	}
-	return []v1.NodeCondition{
-		c(v1.NodeMemoryPressure, v1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-		c(v1.NodeDiskPressure, v1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-		c(v1.NodePIDPressure, v1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-		c(v1.NodeReady, v1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
 	}
 }
 
@@ -369,9 +356,7 @@ func (a *agent) addNode(n *v1.Node, created bool) {
 		}
 		ns.fill["capacity"], ns.fill["allocatable"] = res, res
 	}
-	if _, ready := findNodeCondition(n.Status.Conditions, v1.NodeReady); ready != nil && ready.Status == v1.ConditionTrue {
-		ns.readySince = ready.LastTransitionTime
-	}
+	ns.report.observe(n)
 	a.nodes.nodes[n.Name] = ns
 	a.nodes.mu.Unlock()
 	a.log.V(1).Info("Managing node", "node", n.Name, "created", created, "podCIDR", cidr, "hostIPs", ips)
@@ -387,60 +372,6 @@ func findNodeCondition(cs []v1.NodeCondition, t v1.NodeConditionType) (int, *v1.
 	return -1, nil
 }
 
-// renewLease renews a node's Lease, as pkg/kubelet/nodelease does: update the cached
-// Lease with a new renewTime; on any error, GET (or create: a 404 is expected before
-// the first renewal) it on the next round. It returns the request's error.
-func (a *agent) renewLease(ctx context.Context, n *nodeState) error {
-	now := metav1.NewMicroTime(a.cfg.Clock.Now())
-	if n.lease != nil {
-		l := n.lease.DeepCopy()
-		l.Spec.RenewTime = &now
-		got, err := a.updateLease(ctx, l)
-		if err == nil {
-			n.lease = got
-			a.counts.leaseRenewals.Add(1)
-			return nil
-		}
-		// A conflict (someone else wrote it) or a Lease deleted: GET it again now.
-		a.log.V(1).Info("Lease update failed; will get or create it", "node", n.name, "err", err)
-		n.lease = nil
-	}
-	got, err := a.cs.CoordinationV1().Leases(leaseNamespace).Get(ctx, n.name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		l := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: leaseNamespace},
-			Spec: coordinationv1.LeaseSpec{
-				HolderIdentity:       ptr.To(n.name),
-				LeaseDurationSeconds: ptr.To(a.cfg.NodeLeaseDurationSeconds),
-				RenewTime:            &now,
-			},
-		}
-		if n.uid != "" {
-			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: n.uid}}
-		}
-		got, err = a.cs.CoordinationV1().Leases(leaseNamespace).Create(ctx, l, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("create lease %s: %w", n.name, err)
-		}
-		n.lease = got
-		a.counts.leaseRenewals.Add(1)
-	case err != nil:
-		return fmt.Errorf("get lease %s: %w", n.name, err)
-	default:
-		l := got.DeepCopy()
-		l.Spec.RenewTime = &now
-		l.Spec.HolderIdentity = ptr.To(n.name)
-		l.Spec.LeaseDurationSeconds = ptr.To(a.cfg.NodeLeaseDurationSeconds)
-		if got, err = a.updateLease(ctx, l); err != nil {
-			return fmt.Errorf("update lease %s: %w", n.name, err)
-		}
-		n.lease = got
-		a.counts.leaseRenewals.Add(1)
-	}
-	return nil
-}
-
 // updateLease PUTs a Lease the agent holds: through the leaseWriter when Run made one,
 // else through the clientset.
 func (a *agent) updateLease(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
@@ -448,43 +379,6 @@ func (a *agent) updateLease(ctx context.Context, l *coordinationv1.Lease) (*coor
 		return a.leases.update(ctx, l)
 	}
 	return a.cs.CoordinationV1().Leases(leaseNamespace).Update(ctx, l, metav1.UpdateOptions{})
-}
-
-// reportNodeStatus sends the node's status when it is due: the first time, and then every
-// NodeStatusReportFrequency (nothing in a simulated node's status changes in between, so
-// the kubelet's "changed" trigger never fires; the Lease is the heartbeat). It returns
-// the request's error.
-func (a *agent) reportNodeStatus(ctx context.Context, n *nodeState) error {
-	now := a.cfg.Clock.Now()
-	if !n.lastReport.IsZero() && now.Sub(n.lastReport) < a.cfg.NodeStatusReportFrequency {
-		return nil
-	}
-	hb := metav1.NewTime(now)
-	if n.readySince.IsZero() {
-		n.readySince = hb
-	}
-	var body any
-	if n.created {
-		st := nodeStatus(n.name, n.sim.HostIPs[0], a.cfg.MaxPods, hb)
-		st.Conditions = nodeConditions(hb, n.readySince)
-		body = map[string]any{"status": st}
-	} else {
-		st := map[string]any{"conditions": nodeConditions(hb, n.readySince)}
-		for k, v := range n.fill {
-			st[k] = v
-		}
-		body = map[string]any{"status": st}
-	}
-	patch, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("marshal status of node %s: %w", n.name, err)
-	}
-	if _, err := a.cs.CoreV1().Nodes().Patch(ctx, n.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		return fmt.Errorf("patch status of node %s: %w", n.name, err)
-	}
-	n.lastReport = now
-	a.counts.nodeStatusReports.Add(1)
-	return nil
 }
 
 // nodeLoop runs fn for every managed node every interval (and once at once), with at most
