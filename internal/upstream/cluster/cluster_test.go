@@ -531,7 +531,7 @@ func testSandboxLatency(t *testing.T, c kubernetes.Interface, ns string) {
 		scenario string
 		min, max time.Duration
 	}{
-		{"slow-sandbox", 2 * time.Second, 6 * time.Second}, // SandboxDelay 3 s
+		{"slow-sandbox", 2 * time.Second, 6 * time.Second},  // SandboxDelay 3 s
 		{"sandbox-failures", time.Second, 30 * time.Second}, // two failed attempts, then a sandbox of the default profile
 	} {
 		pod := &v1.Pod{
