@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/configz"
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 	schedapp "k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -144,14 +145,14 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, stop func(), er
 		progress = func(string) {}
 	}
 	var stops []func()
-	stop = sync.OnceFunc(func() {
+	stopAll := sync.OnceFunc(func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
 	})
 	defer func() {
 		if err != nil {
-			stop()
+			stopAll()
 			cp, stop = nil, nil
 		}
 	}()
@@ -209,7 +210,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, stop func(), er
 	cp.Times.ControllerManager = time.Since(t)
 	progress(fmt.Sprintf("kube-controller-manager running in %v", cp.Times.ControllerManager.Round(time.Millisecond)))
 	cp.Times.Total = time.Since(begin)
-	return cp, stop, nil
+	return cp, stopAll, nil
 }
 
 // StartForTest starts a control plane for the length of a test (its cleanup stops it) and
@@ -286,6 +287,9 @@ func startScheduler(ctx context.Context, kubeconfig string, extra []string) (fun
 		return nil, fmt.Errorf("cluster: set up kube-scheduler: %w", err)
 	}
 	stop, done := runComponent(ctx, "kube-scheduler", func(ctx context.Context) error {
+		// Run registers the process-wide configz entry its test server deletes at
+		// tear-down; so must we, for a later control plane in this process.
+		defer configz.Delete("componentconfig")
 		return schedapp.Run(ctx, cc, sched)
 	})
 	// Run starts the informers, waits for their caches, then schedules: once the pod
@@ -331,6 +335,7 @@ func startControllerManager(ctx context.Context, kubeconfig string, controllers,
 	}
 	completed := c.Complete()
 	stop, done := runComponent(ctx, "kube-controller-manager", func(ctx context.Context) error {
+		defer configz.Delete(kcmapp.ConfigzName)
 		return kcmapp.Run(ctx, completed)
 	})
 	go func() {

@@ -57,12 +57,14 @@ replace (
 )
 
 require (
+	github.com/podstatus/podstatus/examples/fleet/bench v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/internal/upstream v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/simkubelet v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
 	k8s.io/client-go v0.37.0
+	k8s.io/component-base v0.37.0
 	k8s.io/kubernetes v1.37.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 )
@@ -202,7 +204,6 @@ require (
 	k8s.io/apiserver v0.37.0 // indirect
 	k8s.io/cloud-provider v0.37.0 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
-	k8s.io/component-base v0.37.0 // indirect
 	k8s.io/component-helpers v0.37.0 // indirect
 	k8s.io/controller-manager v0.37.0 // indirect
 	k8s.io/cri-api v0.37.0 // indirect
