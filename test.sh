@@ -92,6 +92,14 @@ gotest() {
 	(cd "$m" && go test -count=1 -v "$@" ./...) 2>&1 | tee "$logdir/test-$(echo "$m" | tr / _).log"
 }
 
+# harness M: M is a test-harness module that compiles kube-apiserver (and more) from
+# k8s.io/kubernetes: internal/upstream, internal/upstream/*, and examples/cluster (the
+# one-process cluster command, built on internal/upstream/cluster). They get go vet, no
+# staticcheck, and tests without -race (see below).
+harness() {
+	[ "$1" = internal/upstream ] || [[ "$1" == internal/upstream/* ]] || [ "$1" = examples/cluster ]
+}
+
 check "gofmt" gofmt_all
 
 # Every module in the repository: the root and each nested go.mod.
@@ -99,7 +107,7 @@ modules=(.)
 for f in $(git ls-files '*/go.mod' 2>/dev/null || find . -mindepth 2 -name go.mod); do
 	d=$(dirname "$f")
 	d=${d#./}
-	[[ "$d" == internal/upstream || "$d" == internal/upstream/* ]] && [ -n "${PODSTATUS_SKIP_UPSTREAM:-}" ] && continue
+	harness "$d" && [ -n "${PODSTATUS_SKIP_UPSTREAM:-}" ] && continue
 	modules+=("$d")
 done
 
@@ -115,14 +123,14 @@ for m in "${modules[@]}"; do
 	# get go vet only: staticcheck analyses every dependency's source, and theirs are the
 	# kube-apiserver's and the kubelet's; with an empty cache that took 829 s user + 153 s
 	# sys for internal/upstream alone, a quarter of a fresh machine's CI run on 2 cores.
-	if [ "$m" = internal/upstream ] || [[ "$m" == internal/upstream/* ]]; then
+	if harness "$m"; then
 		continue
 	fi
 	check "staticcheck ($m)" lint "$m"
 done
 
 for m in "${modules[@]}"; do
-	if [ "$m" = internal/upstream ] || [[ "$m" == internal/upstream/* ]]; then
+	if harness "$m"; then
 		# -p 1: one package at a time. The statistical end-to-end tests (faults) bound how
 		# soon statuses converge after an outage; on two cores they must not share the CPU
 		# with the patch-equivalence run of another package.
