@@ -18,8 +18,6 @@ replace github.com/podstatus/podstatus/examples/simnode/kube => ../simnode/kube
 
 replace github.com/podstatus/podstatus/examples/fleet => ../fleet
 
-replace github.com/podstatus/podstatus/examples/fleet/bench => ../fleet/bench
-
 // k8s.io/kubernetes requires its staging modules at v0.0.0; the same pins as
 // internal/upstream's go.mod (replace directives of a dependency do not apply here), so
 // that this program shares internal/upstream's build of kube-apiserver through Go's

@@ -16,8 +16,6 @@ replace github.com/podstatus/podstatus/examples/simnode/kube => ../../../example
 
 replace github.com/podstatus/podstatus/examples/fleet => ../../../examples/fleet
 
-replace github.com/podstatus/podstatus/examples/fleet/bench => ../../../examples/fleet/bench
-
 // k8s.io/kubernetes requires its staging modules at v0.0.0; the same pins as
 // internal/upstream's go.mod (replace directives of a dependency do not apply here).
 replace (
@@ -57,7 +55,7 @@ replace (
 )
 
 require (
-	github.com/podstatus/podstatus/examples/fleet/bench v0.0.0-00010101000000-000000000000
+	github.com/podstatus/podstatus/examples/fleet v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/internal/upstream v0.0.0-00010101000000-000000000000
 	github.com/podstatus/podstatus/simkubelet v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10
