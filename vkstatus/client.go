@@ -171,7 +171,7 @@ func (c *Client) observe(obj any) {
 	}
 	st.pod = pod
 	c.mu.Unlock()
-	c.mgr.ObservePod(c.logCtx(context.Background()), pod)
+	c.mgr.ObservePod(context.Background(), pod) // no context: the Manager logs with c.logger
 }
 
 func (c *Client) forget(obj any) {
@@ -191,7 +191,7 @@ func (c *Client) forget(obj any) {
 		delete(c.known, key)
 	}
 	c.mu.Unlock()
-	c.mgr.ForgetPod(c.logCtx(context.Background()), pod.UID)
+	c.mgr.ForgetPod(context.Background(), pod.UID)
 }
 
 // Pods returns the PodInterface of namespace: the wrapped one, with UpdateStatus replaced.
