@@ -46,7 +46,8 @@
 //     manager every sync period and makes a request only when a kubelet-owned field
 //     drifted; so does the adapter, through status.Manager.QueueIfDrifted (the pod manager's
 //     copies keep the resourceVersion the kubelet first saw, so they are compared, never
-//     used as a patch base).
+//     used as a patch base), but only for a pod whose status stayed unchanged since the
+//     previous tick: a copy lagging behind the last PATCH looks like drift.
 //   - Readiness gates: Ready follows a gate when the kubelet resyncs the pod
 //     (HandlePodReconcile in pkg/kubelet/kubelet.go, NeedToReconcilePodReadiness), as
 //     before; podstatus also re-evaluates Ready, with its readiness engine, when a PATCH

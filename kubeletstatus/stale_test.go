@@ -49,10 +49,11 @@ func TestPodWorkerCopyCostsNoGET(t *testing.T) {
 	step("new status, older copy", map[string]int{"patch": 1})
 
 	// The informer's copy of the server does count: another writer's drift of a
-	// kubelet-owned field is found by the periodic reconcile (GET, then PATCH).
+	// kubelet-owned field is found by the periodic reconcile (GET, then PATCH), once
+	// the pod's status has stayed unchanged for a tick.
 	w.otherWriter("web", func(p *v1.Pod) { p.Status.Phase = v1.PodPending })
-	clk.Step(a.period)
 	eventually(t, "drift repaired", func() error {
+		clk.Step(a.period)
 		if ph := w.server("web").Status.Phase; ph != v1.PodRunning {
 			return fmt.Errorf("server phase %s", ph)
 		}

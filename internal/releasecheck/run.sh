@@ -9,6 +9,8 @@
 # and the configured GOPROXY for third-party modules. With a private module cache,
 # GONOSUMDB=github.com/podstatus (the unpublished versions are in no checksum database)
 # and GOWORK=off it then, for every tagged module:
+#   - `go build ./...` at the release commit with -mod=readonly: its go.mod and go.sum,
+#     which release.sh wrote, are complete and agree with the zips the proxy serves;
 #   - `go install PKG@VERSION` for each of its programs (package main), from outside any
 #     module, which refuses any module whose go.mod has a replace directive;
 #   - in a fresh `go mod init` module: `go get MODULE@VERSION` and `go build` of a file
@@ -52,8 +54,9 @@ for t in $(git tag --points-at "$release"); do
 done
 git checkout -q "$release"
 
+baseflags="$(go env GOFLAGS) -modcacherw"
 export GOWORK=off GOMODCACHE=$tmp/modcache GOBIN=$tmp/bin GONOSUMDB=github.com/podstatus
-export GOFLAGS="$(go env GOFLAGS) -mod=mod -modcacherw"
+export GOFLAGS="$baseflags -mod=mod"
 export GOPROXY="file://$tmp/proxy,file://$(go env GOMODCACHE)/cache/download,$(go env GOPROXY)"
 failed=0 passed=0
 # check WHAT DIR CMD...: runs CMD in DIR; one line for the result, the output on failure.
@@ -83,6 +86,9 @@ for d in "${mods[@]}"; do
 		case "/$p/" in */internal/* | */testdata/*) continue ;; esac
 		if [ "$name" = main ]; then progs+=("$p"); else libs+=("$p"); fi
 	done <<<"$pkgs"
+	# The release commit's go.mod and go.sum are complete and their hashes are those
+	# the proxy serves: the module builds with -mod=readonly, which adds nothing.
+	check "go build ./... of $m at the release commit, -mod=readonly" "$d" env GOFLAGS="$baseflags -mod=readonly" go build ./...
 	if [ "$replaces" = 0 ]; then
 		for p in "${progs[@]}"; do
 			check "go install $p@$version" "$tmp" go install "$p@$version"
