@@ -3,10 +3,11 @@
 #   1. gofmt on every Go file;
 #   2. on every module (the root and each nested go.mod): go mod tidy -diff, go vet and
 #      staticcheck (installed at a pinned version into .tools/bin on first use), but for
-#      the test-harness modules under internal/upstream, which get go vet only;
+#      the test-harness modules (internal/upstream, internal/upstream/*, and the example
+#      modules built on them: examples/cluster, examples/operator), which get go vet only;
 #   3. the root module's tests under the race detector (fuzz targets run their seed corpus);
 #   4. the nested modules' tests with -race, but for those that import k8s.io/kubernetes:
-#      internal/upstream and internal/upstream/vk (the differential, patch-equivalence and
+#      the test-harness modules (the differential, patch-equivalence and
 #      end-to-end tests against the real kubelet code and a real kube-apiserver + etcd
 #      started in-process; under -race the kube-apiserver build alone takes over 15
 #      minutes on 2 cores) and kubeletstatus run without it.
@@ -93,11 +94,13 @@ gotest() {
 }
 
 # harness M: M is a test-harness module that compiles kube-apiserver (and more) from
-# k8s.io/kubernetes: internal/upstream, internal/upstream/*, and examples/cluster (the
-# one-process cluster command, built on internal/upstream/cluster). They get go vet, no
-# staticcheck, and tests without -race (see below).
+# k8s.io/kubernetes: internal/upstream, internal/upstream/*, and every module built on
+# them (its go.mod requires one: examples/cluster, the one-process cluster command;
+# examples/operator, whose test runs on the in-process kube-apiserver). They get go vet,
+# no staticcheck, and tests without -race (see below).
 harness() {
-	[ "$1" = internal/upstream ] || [[ "$1" == internal/upstream/* ]] || [ "$1" = examples/cluster ]
+	[ "$1" = internal/upstream ] || [[ "$1" == internal/upstream/* ]] ||
+		grep -Eq '^[[:space:]]*(require[[:space:]]+)?github\.com/podstatus/podstatus/internal/upstream(/[^[:space:]]*)?[[:space:]]+v' "$1/go.mod"
 }
 
 check "gofmt" gofmt_all
