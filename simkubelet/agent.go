@@ -160,6 +160,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return errors.New("simkubelet: Run: called twice; a Kubelet runs once")
 	}
 	r := k.r
+	if r.Logger.GetSink() == nil {
+		r.Logger = logr.FromContextOrDiscard(ctx)
+	}
 	a := newAgent(r)
 	a.behaviors = &k.behaviors
 	a.server = r.RESTConfig.Host
@@ -363,6 +366,9 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 func newAgent(r resolved) *agent {
+	if r.Logger.GetSink() == nil {
+		r.Logger = logr.Discard()
+	}
 	a := &agent{cfg: r, log: r.Logger, runToken: newRunToken()}
 	a.nodes.nodes = map[string]*nodeState{}
 	a.nodes.space = newAddrSpace(r.identity(), podCIDRBits(r.MaxPods))

@@ -147,7 +147,8 @@ type Options struct {
 	// status.Options.Workers (DefaultStatusWorkers).
 	Workers, StatusWorkers int
 
-	// Logger receives the agent's logs; V(1) and up for details. Default: discard.
+	// Logger receives the agent's logs; V(1) and up for details. Default: the logger of
+	// Run's context (logr.FromContext), else none.
 	Logger logr.Logger
 	// Registerer, when non-nil, gets the agent's Prometheus collectors: the status
 	// manager's (status/promobserver), requests by verb and code, and pods by phase.
@@ -297,9 +298,6 @@ func (c Options) resolveFields() (resolved, field.ErrorList) {
 	}
 	if r.ShutdownTimeout <= 0 {
 		r.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if r.Logger.GetSink() == nil {
-		r.Logger = logr.Discard()
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
