@@ -87,15 +87,7 @@ func TestCluster(t *testing.T) {
 	t.Logf("3 simulated nodes Ready %v after the control plane", time.Since(begin).Round(time.Millisecond))
 
 	scenario := func(name string, f func(t *testing.T, c kubernetes.Interface, ns string)) {
-		t.Run(name, func(t *testing.T) {
-			begin := time.Now()
-			ns, err := cp.Client.CoreV1().Namespaces().Create(t.Context(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f(t, cp.Client, ns.Name)
-			t.Logf("scenario %s took %v", name, time.Since(begin).Round(100*time.Millisecond))
-		})
+		runScenario(t, cp.Client, name, "", f)
 	}
 	scenario("workload-verbs", testWorkloadVerbs)
 	scenario("pod-ready-plus-plus", func(t *testing.T, c kubernetes.Interface, ns string) { testPodReadyPlusPlus(t, c, ns, true) })

@@ -15,6 +15,20 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// runScenario runs f as subtest name in a namespace of its own, made through c, and logs
+// how long it took (suffix tells the systems apart: "" for the simulated kubelet).
+func runScenario(t *testing.T, c kubernetes.Interface, name, suffix string, f func(t *testing.T, c kubernetes.Interface, ns string)) {
+	t.Run(name, func(t *testing.T) {
+		begin := time.Now()
+		ns, err := c.CoreV1().Namespaces().Create(t.Context(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, c, ns.Name)
+		t.Logf("scenario %s%s took %v", name, suffix, time.Since(begin).Round(100*time.Millisecond))
+	})
+}
+
 // waitFor polls cond every 100 ms until it is true, failing the test with what last
 // said after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {

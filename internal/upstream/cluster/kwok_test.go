@@ -72,15 +72,7 @@ func TestClusterKWOK(t *testing.T) {
 		t.Fatal(err)
 	}
 	scenario := func(name string, f func(t *testing.T, c kubernetes.Interface, ns string)) {
-		t.Run(name, func(t *testing.T) {
-			begin := time.Now()
-			ns, err := cp.Client.CoreV1().Namespaces().Create(t.Context(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f(t, cp.Client, ns.Name)
-			t.Logf("scenario %s (KWOK) took %v", name, time.Since(begin).Round(100*time.Millisecond))
-		})
+		runScenario(t, cp.Client, name, " (KWOK)", f)
 	}
 	scenario("workload-verbs", testWorkloadVerbs)
 	scenario("pod-ready-plus-plus", func(t *testing.T, c kubernetes.Interface, ns string) { testPodReadyPlusPlus(t, c, ns, false) })
