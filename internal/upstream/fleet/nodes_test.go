@@ -175,25 +175,10 @@ func TestNodesReadyAgainAfterPause(t *testing.T) {
 	rc := rest.CopyConfig(srv.Config)
 	rc.Wrap(count.wrap)
 	rc.Wrap(pause.wrap)
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- runKubelet(actx, rc, simkubelet.Options{
-			Nodes: nodes, NodeNamePrefix: prefix, NodeStatusUpdateFrequency: update, NodeLeaseDurationSeconds: 8,
-			ProgressInterval: -1, Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
-		})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("the agent did not stop within 30 s")
-		}
-	}()
+	startKubelet(t, ctx, rc, simkubelet.Options{
+		Nodes: nodes, NodeNamePrefix: prefix, NodeStatusUpdateFrequency: update, NodeLeaseDurationSeconds: 8,
+		ProgressInterval: -1, Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+	})
 	for i := range nodes {
 		name := fmt.Sprintf("%s%d", prefix, i)
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -402,23 +387,8 @@ func TestLogsOfASimulatedPodFail(t *testing.T) {
 	srv := apiserver.Start(t)
 	ctx := context.Background()
 	ns := srv.CreateNamespace(t, "logs-").Name
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- runKubelet(actx, srv.Config, simkubelet.Options{Nodes: 1, NodeNamePrefix: "logs-node-", Profile: "fast",
-			ProgressInterval: -1, Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agent Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("the agent did not stop within 30 s")
-		}
-	}()
+	startKubelet(t, ctx, srv.Config, simkubelet.Options{Nodes: 1, NodeNamePrefix: "logs-node-", Profile: "fast",
+		ProgressInterval: -1, Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
 	srv.CreatePod(t, apiserver.NewPod(ns, "web", "logs-node-0"))
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		p, err := srv.Client.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})

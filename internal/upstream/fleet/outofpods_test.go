@@ -23,25 +23,10 @@ func TestOutOfPodsOnARealAPIServer(t *testing.T) {
 	srv := apiserver.Start(t)
 	ctx := context.Background()
 	ns := srv.CreateNamespace(t, "oop-").Name
-	actx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- runKubelet(actx, srv.Config, simkubelet.Options{
-			Nodes: 1, NodeNamePrefix: "oop-node-", MaxPods: 2, Profile: "fast",
-			Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
-		})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("the agent did not stop within 30 s of its context being cancelled")
-		}
-	}()
+	startKubelet(t, ctx, srv.Config, simkubelet.Options{
+		Nodes: 1, NodeNamePrefix: "oop-node-", MaxPods: 2, Profile: "fast",
+		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 0}),
+	})
 	pods := srv.Client.CoreV1().Pods(ns)
 	poll := func(what string, cond func() (bool, error)) {
 		t.Helper()
