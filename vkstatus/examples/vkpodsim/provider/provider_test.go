@@ -25,22 +25,7 @@ func TestLifecycle(t *testing.T) {
 	for _, stock := range []bool{true, false} {
 		name := map[bool]string{true: "stock", false: "vkstatus"}[stock]
 		t.Run(name, func(t *testing.T) {
-			pod := &v1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "1"},
-				Spec:       v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "app", Image: "nginx"}}},
-				Status:     v1.PodStatus{Phase: v1.PodPending},
-			}
-			idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-			if err := idx.Add(pod); err != nil {
-				t.Fatal(err)
-			}
-			ipam, err := podsim.NewIPAM("10.244.0.0/24")
-			if err != nil {
-				t.Fatal(err)
-			}
-			clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			cfg := Config{Node: podsim.Node{Name: "n", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Fast(),
-				Pods: corev1listers.NewPodLister(idx), Clock: clk}
+			pod, idx, clk, cfg := newFixture(t)
 			if !stock {
 				cfg.Status = vkstatus.New(fake.NewClientset(pod).CoreV1(), vkstatus.Options{Status: statusOpts(clk)})
 			}
@@ -94,27 +79,36 @@ func TestLifecycle(t *testing.T) {
 
 func statusOpts(clk *clocktesting.FakeClock) status.Options { return status.Options{Clock: clk} }
 
+// newFixture is one Pending pod "ns/web" on node "n" in a lister's indexer, a fake
+// clock, and a Config of the fast profile over them (no Status: the stock write path).
+func newFixture(t *testing.T) (*v1.Pod, cache.Indexer, *clocktesting.FakeClock, Config) {
+	t.Helper()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "1"},
+		Spec:       v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "app", Image: "nginx"}}},
+		Status:     v1.PodStatus{Phase: v1.PodPending},
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := idx.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	ipam, err := podsim.NewIPAM("10.244.0.0/24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return pod, idx, clk, Config{Node: podsim.Node{Name: "n", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Fast(),
+		Pods: corev1listers.NewPodLister(idx), Clock: clk}
+}
+
 // TestRunTicksOnItsClock: Run looks for due pods on Config.Clock's ticker, so stepping a
 // fake clock drives it: a deletion the lister shows (virtual-kubelet does not always hand
 // it over) is stepped at the next tick of the fake clock, not of the wall clock.
 func TestRunTicksOnItsClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pod := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "1"},
-			Spec:       v1.PodSpec{NodeName: "n", Containers: []v1.Container{{Name: "app", Image: "nginx"}}},
-			Status:     v1.PodStatus{Phase: v1.PodPending},
-		}
-		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		if err := idx.Add(pod); err != nil {
-			t.Fatal(err)
-		}
-		ipam, err := podsim.NewIPAM("10.244.0.0/24")
-		if err != nil {
-			t.Fatal(err)
-		}
-		clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		p, err := New(Config{Node: podsim.Node{Name: "n", HostIPs: []string{"10.0.0.1"}}, IPAM: ipam, Profile: podsim.Fast(),
-			Pods: corev1listers.NewPodLister(idx), Clock: clk, Period: time.Second})
+		pod, idx, clk, cfg := newFixture(t)
+		cfg.Period = time.Second
+		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
