@@ -342,17 +342,15 @@ func (a *adapter) notify(logger klog.Logger, pod *v1.Pod, isAdded, finished bool
 	if len(ns) == 0 {
 		return
 	}
-	s, ok := a.inner.GetPodStatus(pod.UID)
+	cp, ok := a.withCachedStatus(pod)
 	if !ok {
 		return
 	}
-	cp := *pod
-	cp.Status = s
 	for _, n := range ns {
 		if finished {
-			n.OnPodRemoved(logger, &cp)
+			n.OnPodRemoved(logger, cp)
 		} else {
-			n.OnPodUpdated(logger, &cp, s, isAdded)
+			n.OnPodUpdated(logger, cp, cp.Status, isAdded)
 		}
 	}
 }
@@ -513,13 +511,21 @@ func (a *adapter) reconcileDeletion(ctx context.Context, pod *v1.Pod) {
 	if pod.DeletionTimestamp == nil {
 		return
 	}
-	cached, ok := a.inner.GetPodStatus(pod.UID)
-	if !ok {
-		return
+	if p, ok := a.withCachedStatus(pod); ok {
+		a.inner.QueueIfDrifted(ctx, p)
 	}
-	p := *pod
-	p.Status = cached
-	a.inner.QueueIfDrifted(ctx, &p)
+}
+
+// withCachedStatus is a shallow copy of pod carrying podstatus's cached status for it,
+// and false when the Manager has none.
+func (a *adapter) withCachedStatus(pod *v1.Pod) (*v1.Pod, bool) {
+	s, ok := a.inner.GetPodStatus(pod.UID)
+	if !ok {
+		return nil, false
+	}
+	cp := *pod
+	cp.Status = s
+	return &cp, true
 }
 
 // RemoveOrphanedStatuses forgets every pod whose UID is not in podUIDs, in both
