@@ -151,6 +151,28 @@ for m in "${modules[@]}"; do
 	fi
 done
 
+# failures LOG: the output of every failed test that has no failed subtest, its last 60
+# lines, so that the end of a long run (all a CI record may keep) says why it failed. go
+# test -v tags a test's output with "=== RUN/CONT/NAME <test>" whenever it switches tests.
+failures() {
+	awk '
+		/^=== (RUN|CONT|NAME|PAUSE) / { cur = $3; next }
+		/^[[:space:]]*--- FAIL: / { name = $3; failed[name] = 1; order[++n] = name; next }
+		/^[[:space:]]*--- (PASS|SKIP): / || /^(PASS|FAIL|ok)([[:space:]]|$)/ { next }
+		cur != "" { out[cur, ++lines[cur]] = $0 }
+		END {
+			for (i = 1; i <= n; i++) {
+				t = order[i]; leaf = 1
+				for (u in failed) if (index(u, t "/") == 1) leaf = 0
+				if (!leaf) continue
+				printf "--- FAIL: %s\n", t
+				from = lines[t] > 60 ? lines[t] - 59 : 1
+				if (from > 1) printf "    (%d earlier lines left out)\n", from - 1
+				for (j = from; j <= lines[t]; j++) print out[t, j]
+			}
+		}' "$1"
+}
+
 count() { cat "$logdir"/test-*.log 2>/dev/null | grep -cE "$1" || true; }
 passed=$(count '^\s*--- PASS')
 failed=$(($(count '^\s*--- FAIL') + $(count '^FAIL\s+\S+\s+\[(build|setup) failed\]') + $(count '^panic: test timed out')))
@@ -159,6 +181,13 @@ echo
 echo "wall time per step:"
 printf '  %s\n' "${step_times[@]}"
 if [ ${#failed_steps[@]} -gt 0 ]; then
+	for f in "$logdir"/test-*.log; do
+		grep -qE '^\s*--- FAIL' "$f" 2>/dev/null || continue
+		echo
+		echo "failed tests in ${f#"$logdir"/test-}:"
+		failures "$f"
+	done
+	echo
 	echo "failed steps:"
 	printf '  %s\n' "${failed_steps[@]}"
 else

@@ -364,28 +364,55 @@ func waitDefaultServiceAccount(ctx context.Context, c kubernetes.Interface) erro
 	return nil
 }
 
-// NodesReady waits (until ctx is done) for n nodes whose Ready condition is True.
+// NodesReady waits (until ctx is done) for n nodes that the scheduler will use: Ready=True
+// and without the node.kubernetes.io/not-ready or unreachable taint. The node lifecycle
+// controller removes those taints on its first pass after it sees the node Ready (every
+// --node-monitor-period); until then the scheduler puts every pod on the nodes it already
+// untainted, so a workload started on Ready nodes alone could land on one of three.
 func NodesReady(ctx context.Context, c kubernetes.Interface, n int) error {
-	var last int
+	var last, tainted int
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
-		last = 0
+		last, tainted = 0, 0
 		for _, node := range nodes.Items {
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == v1.NodeReady && cond.Status == v1.ConditionTrue {
-					last++
-				}
+			if !nodeReady(&node) {
+				continue
 			}
+			if lifecycleTainted(&node) {
+				tainted++
+				continue
+			}
+			last++
 		}
 		return last >= n, nil
 	})
 	if err != nil {
-		return fmt.Errorf("cluster: %d of %d nodes Ready: %w", last, n, errors.Join(err, ctx.Err()))
+		return fmt.Errorf("cluster: %d of %d nodes Ready and untainted (%d more Ready, still tainted not-ready or unreachable): %w", last, n, tainted, errors.Join(err, ctx.Err()))
 	}
 	return nil
+}
+
+func nodeReady(node *v1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == v1.NodeReady {
+			return cond.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// lifecycleTainted reports whether node carries a taint the node lifecycle controller
+// keeps on nodes that are not Ready.
+func lifecycleTainted(node *v1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == v1.TaintNodeNotReady || t.Key == v1.TaintNodeUnreachable {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidateFlags reports the extra component flags of opts that their components would
