@@ -13,8 +13,9 @@
 //     when the report is due), each through a pool of at most 16 requests in flight: no
 //     goroutine per node. The Leases carry the agent's Options.Identity, so that two
 //     agents never run one node unnoticed (leaseowner.go).
-//   - Pods: ONE shared pod informer. With one managed node it watches
-//     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="").
+//   - Pods: ONE shared pod informer. With Options.ManageSingleNode it watches
+//     spec.nodeName=<node>; otherwise it watches every bound pod (spec.nodeName!="", a
+//     watch the API server buffers more of: see ownPodsOnly).
 //     When it may adopt nodes later (a node selection), its cache holds them all, so an
 //     adopted node's pods need no new watch; when it manages only the nodes of
 //     Options.Nodes, it keeps only their pods (a sharded deployment's replica holds its
@@ -276,9 +277,7 @@ func (a *agent) run(ctx context.Context, cs kubernetes.Interface) error {
 
 	// The pod informer.
 	selector := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
-	if r.Nodes == 1 && !r.adoptNodes {
-		selector = fields.OneTermEqualSelector("spec.nodeName", r.NodeNamePrefix+"0").String()
-	} else if r.Nodes == 0 && r.ManageSingleNode != "" {
+	if r.Nodes == 0 && r.ManageSingleNode != "" {
 		selector = fields.OneTermEqualSelector("spec.nodeName", r.ManageSingleNode).String()
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(a.cs, 0,
@@ -625,10 +624,40 @@ func (a *agent) transformPod(o any) (any, error) {
 		// an event or two (its terminal status, its deletion), and copying and interning
 		// each of those events' objects cost a few percent of the agent's CPU while
 		// deleting.
+		if held := a.informerHolds(p); held != nil {
+			return held, nil
+		}
 		c := *p
 		c.ManagedFields = nil
 		p = &c
 		internPod(p)
+	} else if held := a.informerHolds(p); held != nil {
+		return held, nil
 	}
 	return a.responses.fromWatch(p), nil
+}
+
+// informerHolds returns the pod object the informer holds for p if it is the same stored
+// version (UID and resourceVersion), else nil. A relist brings every pod again: the
+// reflector lists again whenever a watch ends before it has delivered anything, which the
+// API server causes when it closes a watcher that falls behind (cache_watcher.go, "Forcing
+// watcher close due to unresponsiveness"; a watch of one node's pods gets a buffer of 10
+// events, watch_cache_history.go). Without this, every pod of the list replaced its
+// informer object by an equal copy while the Manager kept the old one as its base: two
+// pod objects per pod until the next status change, for a pod that is Running and Ready,
+// until it is deleted. The transform runs under the informer queue's lock, which its
+// processing holds too before it writes to the indexer, so the lookup takes the locks in
+// the order the informer does.
+func (a *agent) informerHolds(p *v1.Pod) *v1.Pod {
+	if p.ResourceVersion == "" || a.podInformer == nil {
+		return nil
+	}
+	o, ok, err := a.podInformer.GetIndexer().GetByKey(cache.ObjectName{Namespace: p.Namespace, Name: p.Name}.String())
+	if !ok || err != nil {
+		return nil
+	}
+	if cur, _ := o.(*v1.Pod); cur != nil && cur.UID == p.UID && cur.ResourceVersion == p.ResourceVersion {
+		return cur
+	}
+	return nil
 }

@@ -17,10 +17,20 @@ import (
 // alone. p must be the caller's own object (a fresh decode), not yet shared with
 // another reader: internPod writes to it, nested slices included.
 func internPod(p *v1.Pod) {
+	internObject(p)
+	internSpec(&p.Spec)
+}
+
+// internObject is internPod for the metadata and status of p, not its spec (which
+// decodePod may share among pods: see specCache).
+func internObject(p *v1.Pod) {
 	in(&p.Namespace)
 	in(&p.GenerateName)
+	internStatus(&p.Status)
+}
 
-	s := &p.Spec
+// internSpec is internPod for a spec.
+func internSpec(s *v1.PodSpec) {
 	in(&s.NodeName)
 	in(&s.SchedulerName)
 	in(&s.ServiceAccountName)
@@ -49,8 +59,10 @@ func internPod(p *v1.Pod) {
 		in(&t.Value)
 		in(&t.Effect)
 	}
+}
 
-	st := &p.Status
+// internStatus is internPod for a status.
+func internStatus(st *v1.PodStatus) {
 	in(&st.Phase)
 	in(&st.QOSClass)
 	in(&st.HostIP)

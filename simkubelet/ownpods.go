@@ -16,8 +16,19 @@ import (
 // manages exactly the nodes of Options.Nodes, all known before the informer starts, and
 // adopts none later (no node selection), so a pod it drops can never become its own (a
 // pod's spec.nodeName does not change once set).
+//
+// It holds for one node too: the informer then watches every bound pod, not
+// spec.nodeName=<node>. The API server gives a watch selected by spec.nodeName a buffer of
+// 10 events (maxWatchChanSizeWithIndexAndTrigger in k8s.io/apiserver's
+// pkg/storage/cacher/watch_cache_history.go, sized for a kubelet's 110 pods) and closes a
+// watcher that falls that far behind ("Forcing watcher close due to unresponsiveness",
+// cache_watcher.go); a node running thousands of pods outruns it in every burst. In
+// 10,000-pod runs on one node the server closed the agent's watch 2 to 5 times, and each
+// time the reflector streamed all pods again. A watch of every bound pod gets up to 1,000.
+// Options.ManageSingleNode keeps the node's own selector: it names a node of a cluster of
+// other nodes, whose pods this agent would otherwise receive and decode.
 func (r *resolved) ownPodsOnly() bool {
-	return !r.adoptNodes && r.Nodes > 1
+	return !r.adoptNodes && r.Nodes >= 1
 }
 
 // newOwnPodInformer is the pod informer of an agent for which ownPodsOnly holds. The API

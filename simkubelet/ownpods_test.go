@@ -23,7 +23,7 @@ func TestOwnPodsOnly(t *testing.T) {
 		want bool
 	}{
 		{Options{Nodes: 2}, true},
-		{Options{Nodes: 1}, false}, // the server's field selector spec.nodeName=<node> does it
+		{Options{Nodes: 1}, true},
 		{Options{Nodes: 2, ManageNodesWithLabelSelector: "a=b"}, false},
 		{Options{ManageAllNodes: true}, false},
 		{Options{Nodes: 3, ManageSingleNode: "n"}, false},

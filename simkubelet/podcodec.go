@@ -58,7 +58,9 @@ const (
 	podStatus              = 3 // v1.Pod.status
 	objectMetaUID          = 5
 	objectMetaRV           = 6
+	objectMetaLabels       = 11
 	objectMetaManaged      = 17
+	podStatusConditions    = 2
 )
 
 // podCodecs is a runtime.NegotiatedSerializer: client-go's, with the protobuf decoders
@@ -78,8 +80,8 @@ func newPodCodecs(held func(uid, rv []byte) *v1.Pod) podCodecs {
 		if info.MediaType != runtime.ContentTypeProtobuf {
 			continue
 		}
-		// Buffers decodePod rewrites a pod's bytes into, shared by the codecs' users.
-		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: &sync.Pool{New: func() any { return new([]byte) }}, held: held}
+		// One decoder for the codecs' users: its buffers and what its pods share.
+		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: newBufPool(), held: held, shares: newShares()}
 		if info.StreamSerializer != nil {
 			ss := *info.StreamSerializer
 			ss.Serializer = watchEventDecoder{Serializer: ss.Serializer}
@@ -124,14 +126,18 @@ type podClientset struct {
 
 func (c podClientset) CoreV1() typedcorev1.CoreV1Interface { return c.core }
 
+// newBufPool is a pool of buffers (*[]byte) for decodePod.
+func newBufPool() *sync.Pool { return &sync.Pool{New: func() any { return new([]byte) }} }
+
 // podDecoder decodes a protobuf-encoded v1 Pod itself (see podCodecs) and hands anything
 // else to the inner serializer. When held returns an object for the pod's UID and
 // resourceVersion, it returns a shallow copy of that object (into the caller's object, if
 // one is given), undecoded: a resourceVersion names one stored version of the pod.
 type podDecoder struct {
 	runtime.Serializer
-	bufs *sync.Pool // of *[]byte, for decodePod
-	held func(uid, rv []byte) *v1.Pod
+	bufs   *sync.Pool // of *[]byte, for decodePod
+	held   func(uid, rv []byte) *v1.Pod
+	shares *shares // what decodePod shares among pods
 }
 
 func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
@@ -154,7 +160,7 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		// (its generated Marshal writes each field once) and which Pod.Unmarshal merges
 		// into one ObjectMeta (k8s.io/api's core/v1/generated.pb.go): the later fields'
 		// uid and resourceVersion win, their managedFields, finalizers and owner
-		// references are appended. The held lookup and withoutManagedFields read one
+		// references are appended. The held lookup and leanPod read one
 		// metadata field, so the generic decoder decodes these.
 		return d.genericPod(data, defaults, into)
 	}
@@ -177,7 +183,7 @@ func (d podDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into 
 		pod = &v1.Pod{}
 	}
 	buf := d.bufs.Get().(*[]byte)
-	err := decodePod(pod, raw, l, buf)
+	err := decodePod(pod, raw, l, buf, d.shares)
 	d.bufs.Put(buf)
 	if err != nil {
 		return nil, nil, err
@@ -243,6 +249,12 @@ type podLayout struct {
 	managed         int    // bytes the metadata's managedFields take, tags included
 	uid, rv         []byte // metadata.uid and metadata.resourceVersion
 	spec, status    []byte
+	specAt, specEnd int // the (last) spec field in the message, its tag included
+	specs           int // spec fields in the message
+	// labels and conditions are the encodings of metadata.labels and status.conditions
+	// (their fields, tags included), when their fields follow each other (as an API
+	// server writes them); nil when there are none or they are apart.
+	labels, conditions []byte
 }
 
 // layoutOf finds the layout of the Pod message pod, aliasing pod; ok is false for bytes
@@ -263,13 +275,16 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 				l.metaEnd = l.metaAt + n + m
 				l.metas++
 			case podSpec:
-				l.spec = v
+				l.spec, l.specAt = v, len(pod)-len(rest)
+				l.specEnd = l.specAt + n + m
+				l.specs++
 			case podStatus:
 				l.status = v
 			}
 		}
 		rest = rest[n+m:]
 	}
+	var labels, conditions run
 	for rest := l.meta; len(rest) > 0; {
 		num, typ, n := protowire.ConsumeTag(rest)
 		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
@@ -283,10 +298,49 @@ func layoutOf(pod []byte) (l podLayout, ok bool) {
 			l.uid, _ = protowire.ConsumeBytes(rest[n:])
 		case num == objectMetaRV && typ == protowire.BytesType:
 			l.rv, _ = protowire.ConsumeBytes(rest[n:])
+		case num == objectMetaLabels:
+			labels.add(len(l.meta)-len(rest), n+m)
 		}
 		rest = rest[n+m:]
 	}
+	for rest := l.status; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		m := protowire.ConsumeFieldValue(num, typ, rest[max(n, 0):])
+		if n < 0 || m < 0 {
+			return l, false
+		}
+		if num == podStatusConditions {
+			conditions.add(len(l.status)-len(rest), n+m)
+		}
+		rest = rest[n+m:]
+	}
+	l.labels, l.conditions = labels.of(l.meta), conditions.of(l.status)
 	return l, true
+}
+
+// run is where the fields of one number lie in a message, if they follow each other.
+type run struct {
+	at, end int
+	apart   bool
+}
+
+// add records a field of the run at [at, at+n).
+func (r *run) add(at, n int) {
+	if r.end > 0 && at != r.end {
+		r.apart = true
+	}
+	if r.end == 0 {
+		r.at = at
+	}
+	r.end = at + n
+}
+
+// of is the run's bytes in msg: nil for no field, or fields apart.
+func (r run) of(msg []byte) []byte {
+	if r.end == 0 || r.apart {
+		return nil
+	}
+	return msg[r.at:r.end]
 }
 
 // eachField calls fn with the number and value of each length-delimited field of the
@@ -325,32 +379,102 @@ func eachField(b []byte, known protowire.Number, fn func(num protowire.Number, v
 
 // decodePod decodes the Pod message raw, of layout l, into pod (reset first), without its
 // managedFields, and interns its strings unless it is being deleted (it is gone after an
-// event or two). buf is a buffer it may rewrite raw into (and grow).
-func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte) error {
+// event or two). buf is a buffer it may rewrite raw into (and grow). With sh (may be nil),
+// pod shares the spec, labels and conditions sh holds for the same bytes (a shared spec
+// is not even decoded), and offers sh those it decodes (see shares).
+func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte, sh *shares) error {
+	var spec v1.PodSpec
+	var labels map[string]string
+	var conditions []v1.PodCondition
+	var sharedSpec, sharedLabels, sharedConditions bool
+	if sh != nil {
+		// A message with more than one spec field is decoded, merged by Unmarshal, as a
+		// whole; no API server writes one.
+		if l.specs == 1 {
+			spec, sharedSpec = sh.specs.get(l.spec)
+		}
+		if l.labels != nil {
+			labels, sharedLabels = sh.labels.get(l.labels)
+		}
+		if l.conditions != nil {
+			conditions, sharedConditions = sh.conditions.get(l.conditions)
+		}
+	}
 	lean := raw
-	if l.managed > 0 {
-		lean = withoutManagedFields((*buf)[:0], raw, l)
+	if l.managed > 0 || sharedSpec {
+		lean = leanPod((*buf)[:0], raw, l, sharedSpec)
 		*buf = lean
 	}
 	*pod = v1.Pod{}
-	presize(pod, l)
+	presize(pod, l, !sharedSpec)
 	// v1.Pod.Unmarshal copies every string and byte slice out of lean, so the buffer
 	// is free again once it returns.
 	if err := pod.Unmarshal(lean); err != nil {
 		return fmt.Errorf("simkubelet: decoding a pod: %w", err)
 	}
+	// What is shared is in place before interning, which must not write to it; what
+	// was decoded is interned before it is offered.
+	if sharedSpec {
+		pod.Spec = spec
+	}
+	if sharedLabels {
+		pod.Labels = labels
+	}
+	if sharedConditions {
+		pod.Status.Conditions = nil
+	}
 	if pod.DeletionTimestamp == nil {
-		internPod(pod)
+		internObject(pod)
+		if !sharedSpec {
+			internSpec(&pod.Spec)
+		}
+		if sh != nil {
+			if !sharedSpec && l.specs == 1 {
+				sh.specs.put(l.spec, pod.Spec)
+			}
+			if !sharedLabels && l.labels != nil {
+				sh.labels.put(l.labels, pod.Labels)
+			}
+			if !sharedConditions && l.conditions != nil {
+				sh.conditions.put(l.conditions, pod.Status.Conditions)
+			}
+		}
+	}
+	if sharedConditions {
+		pod.Status.Conditions = conditions
 	}
 	return nil
 }
 
-// withoutManagedFields appends to dst the Pod message pod, of layout l, with the
-// managedFields of its metadata left out, every other field as it is and in its order.
-// It rewrites one metadata field, the last: podDecoder leaves a message with more to the
-// generic decoder.
-func withoutManagedFields(dst, pod []byte, l podLayout) []byte {
-	dst = append(dst, pod[:l.metaAt]...)
+// leanPod appends to dst the Pod message pod, of layout l, with the managedFields of its
+// metadata left out, and its spec field too if dropSpec, every other field as it is and
+// in its order. It rewrites one metadata field, the last (podDecoder leaves a message
+// with more to the generic decoder), and drops one spec field, the only one (decodePod
+// shares a spec only then).
+func leanPod(dst, pod []byte, l podLayout, dropSpec bool) []byte {
+	// The message is copied in the order of its fields: metadata and spec are cut out
+	// where they are, whichever comes first.
+	type cut struct{ at, end int }
+	cuts := [2]cut{{l.metaAt, l.metaEnd}, {len(pod), len(pod)}}
+	if dropSpec {
+		cuts[1] = cut{l.specAt, l.specEnd}
+		if cuts[1].at < cuts[0].at {
+			cuts[0], cuts[1] = cuts[1], cuts[0]
+		}
+	}
+	from := 0
+	for _, c := range cuts {
+		dst = append(dst, pod[from:c.at]...)
+		if c.at == l.metaAt && c.at < len(pod) {
+			dst = appendMetadata(dst, l)
+		}
+		from = c.end
+	}
+	return append(dst, pod[from:]...)
+}
+
+// appendMetadata appends to dst the metadata field of layout l without its managedFields.
+func appendMetadata(dst []byte, l podLayout) []byte {
 	dst = protowire.AppendTag(dst, podMetadata, protowire.BytesType)
 	dst = protowire.AppendVarint(dst, uint64(len(l.meta)-l.managed))
 	for rest := l.meta; len(rest) > 0; {
@@ -361,17 +485,17 @@ func withoutManagedFields(dst, pod []byte, l podLayout) []byte {
 		}
 		rest = rest[n+m:]
 	}
-	return append(dst, pod[l.metaEnd:]...)
+	return dst
 }
 
 // presize gives the lists of pod (a zero Pod) the capacity of the lists the Pod message
-// of layout l holds. v1.Pod.Unmarshal appends a list's items one at a time, so a status's five
-// conditions cost slices of 1, 2, 4 and 8 (1.8 KB, of which the last 960 B stay for the
-// pod's life) instead of one of 640 B.
-func presize(pod *v1.Pod, l podLayout) {
-	spec, status := l.spec, l.status
+// of layout l holds, those of its spec only if spec (it is decoded). v1.Pod.Unmarshal
+// appends a list's items one at a time, so a status's five conditions cost slices of 1,
+// 2, 4 and 8 (1.8 KB, of which the last 960 B stay for the pod's life) instead of one of
+// 640 B.
+func presize(pod *v1.Pod, l podLayout, spec bool) {
 	// Field numbers: k8s.io/api/core/v1/generated.proto.
-	if c, ok := fieldCounts(spec); ok {
+	if c, ok := fieldCounts(l.spec); ok && spec {
 		s := &pod.Spec
 		s.Volumes = withCap[v1.Volume](c[1])
 		s.Containers = withCap[v1.Container](c[2])
@@ -379,7 +503,7 @@ func presize(pod *v1.Pod, l podLayout) {
 		s.Tolerations = withCap[v1.Toleration](c[22])
 		s.ReadinessGates = withCap[v1.PodReadinessGate](c[28])
 	}
-	if c, ok := fieldCounts(status); ok {
+	if c, ok := fieldCounts(l.status); ok {
 		s := &pod.Status
 		s.Conditions = withCap[v1.PodCondition](c[2])
 		s.ContainerStatuses = withCap[v1.ContainerStatus](c[8])

@@ -198,7 +198,7 @@ func FuzzPodDecoder(f *testing.F) {
 		if l, ok := layoutOf(raw); ok {
 			buf := new([]byte)
 			first := &v1.Pod{}
-			if err := decodePod(first, raw, l, buf); err == nil {
+			if err := decodePod(first, raw, l, buf, nil); err == nil {
 				// Marshal copies the pod's bytes; DeepCopy would share its strings'.
 				firstBytes, err := first.Marshal()
 				if err != nil {
@@ -214,11 +214,27 @@ func FuzzPodDecoder(f *testing.F) {
 					t.Fatalf("decoded pod changed with its buffer (-decoded +after):\n%s", cmp.Diff(was, first))
 				}
 				again := codecPods()[0]
-				if err := decodePod(again, raw, l, buf); err != nil {
+				if err := decodePod(again, raw, l, buf, nil); err != nil {
 					t.Fatalf("decodePod accepted the pod, then with its buffer used: %v", err)
 				}
 				if diff := diffOf(first, again); diff != "" {
 					t.Fatalf("decoded again with the buffer reused, into a used pod (-first +again):\n%s", diff)
+				}
+				// Through shares: the first decode offers its spec, labels and
+				// conditions, the second shares them (a pod being deleted offers
+				// none); both are the pod.
+				sh := newShares()
+				for i, what := range []string{"offering what it may share", "sharing"} {
+					p := codecPods()[i%len(codecPods())]
+					if err := decodePod(p, raw, l, buf, sh); err != nil {
+						t.Fatalf("decodePod %s: %v", what, err)
+					}
+					if diff := diffOf(first, p); diff != "" {
+						t.Fatalf("decodePod %s (-without shares +with):\n%s", what, diff)
+					}
+				}
+				if _, ok := sh.specs.get(l.spec); ok != (l.specs == 1 && first.DeletionTimestamp == nil) {
+					t.Errorf("spec cached %v, for %d spec fields and deletionTimestamp %v", ok, l.specs, first.DeletionTimestamp)
 				}
 			}
 		}
