@@ -45,6 +45,7 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		{[]string{"--profile", "turbo"}, "--profile"},
 		{[]string{"--qps", "-1"}, "--qps"},
 		{[]string{"--procs", "-1"}, "--procs"},
+		{[]string{"--gc-percent", "-2"}, "--gc-percent"},
 		{[]string{"--manage-single-node", "Not_A_Node"}, "--manage-single-node"},
 		{[]string{"--manage-all-nodes", "--manage-single-node", "n"}, "--manage-all-nodes: Forbidden: cannot be combined with --manage-single-node"},
 		{[]string{"--manage-nodes-with-label-selector", "a=b=c"}, "--manage-nodes-with-label-selector"},
@@ -151,28 +152,29 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
-// TestGomaxprocs: --procs when given (0: Go's default), else $GOMAXPROCS when set (Go has
-// applied it), else one.
-func TestGomaxprocs(t *testing.T) {
+// TestFromFlag: a runtime setting (--procs, --gc-percent) comes from its flag when given,
+// else from its environment variable when set (Go has applied it), else from the flag's
+// default.
+func TestFromFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		env  string
-		want int
+		want bool
 	}{
-		{nil, "", 1},
-		{nil, "4", 0},
-		{[]string{"--procs", "3"}, "", 3},
-		{[]string{"--procs", "3"}, "4", 3},
-		{[]string{"--procs", "0"}, "", 0},
-		{[]string{"--procs", "1"}, "4", 1},
+		{nil, "", true},                             // the default
+		{nil, "4", false},                           // the environment, which Go applied
+		{[]string{"--procs", "3"}, "", true},        // the flag
+		{[]string{"--procs", "3"}, "4", true},       // the flag wins
+		{[]string{"--gc-percent", "9"}, "4", false}, // another flag
 	} {
 		fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
-		procs := fs.Int("procs", defaultProcs, "")
+		fs.Int("procs", defaultProcs, "")
+		fs.Int("gc-percent", defaultGCPercent, "")
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		if got := gomaxprocs(fs, *procs, tc.env); got != tc.want {
-			t.Errorf("%v with GOMAXPROCS=%q: %d, want %d", tc.args, tc.env, got, tc.want)
+		if got := fromFlag(fs, "procs", tc.env); got != tc.want {
+			t.Errorf("%v with the variable %q: %v, want %v", tc.args, tc.env, got, tc.want)
 		}
 	}
 }
