@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -102,7 +101,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 		cpuProfile  = fs.String("cpuprofile", "", "Write a CPU profile of the whole run to this file")
 		memProfile  = fs.String("memprofile", "", "Write a heap profile to this file on exit (after a GC)")
 		procs       = fs.Int("procs", defaultProcs, "Threads running Go code at once (GOMAXPROCS). The default, 1, suits an agent that waits on the API server most of the time: it spends less CPU per pod than one thread per core (fewer threads woken for each request and watch event; figures in docs/performance.md). 0: Go's default (one per core, or $GOMAXPROCS). Without this flag, $GOMAXPROCS, if set, wins over the default")
-		gcPercent   = fs.Int("gc-percent", defaultGCPercent, "Garbage collection target (Go's GOGC): how far, in percent, the heap may grow past what is live before the next collection. The default, 50, keeps the peak memory near 1.5 times the pods' live heap instead of Go's 2 times, for some 10% more CPU per pod (figures in docs/performance.md); 100 is Go's default, -1 turns collection off. Without this flag, $GOGC, if set, wins over the default")
+		memoryRatio = fs.Float64("memory-ratio", defaultMemoryRatio, "Keep the agent's memory near this many times the largest live heap it has had: every second it sets Go's soft memory limit (what $GOMEMLIMIT sets) to that, plus 32 MiB. With Go's defaults the heap grows to twice what is live; at 1.5 the collector runs more often only while the live heap is at its largest, and as with Go's defaults while it shrinks (figures in docs/performance.md). 0: off, Go's defaults. Without this flag, $GOGC or $GOMEMLIMIT, if either is set, turns it off")
 		sysmonAwake = fs.Bool("sysmon-awake", false, "Opt-in CPU saving, off by default: execute the program again at startup with GODEBUG=schedtrace=2147483647, the Go runtime setting that keeps its monitor thread (sysmon) from parking each time the agent goes idle; the setting is the runtime's scheduler trace with its longest period, not a documented tuning knob. Measured on 2 cores, 10,000 pods on 1 node: 0.63-0.64 instead of 0.76-0.80 ms of CPU per pod while deleting, 0.29-0.30 instead of 0.32-0.36 to Ready, and 0.3% of a core more when idle (examples/fleet/README.md). The trace itself prints one line on stderr each time the machine's uptime passes a multiple of 24.8 days. A schedtrace already in $GODEBUG: left as it is")
 		pprofOn     = fs.Bool("pprof", false, "Also serve Go's profiles (/debug/pprof/) at --metrics-addr. Off by default: profiles expose the program's memory and command line, so serve them on a loopback address (--metrics-addr 127.0.0.1:8080)")
 		compression = fs.Bool("compression", false, "Ask the API server to gzip its responses, watch streams included. Off by default: next to the API server or on a LAN, compressing every watch event costs the API server and the agent CPU and saves nothing that matters")
@@ -143,7 +142,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 	}
 	cfg.QPS = float32(*qps)
 	cfg.NodeLeaseDurationSeconds = int32(*leaseSecs)
-	if err := checkFlags(fs, cfg, *contentType, *leaseSecs, *procs, *gcPercent); err != nil {
+	if err := checkFlags(fs, cfg, *contentType, *leaseSecs, *procs, *memoryRatio); err != nil {
 		return err
 	}
 	if *pprofOn && *metricsAddr == "" {
@@ -161,8 +160,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, exec func(godebug
 	if fromFlag(fs, "procs", os.Getenv("GOMAXPROCS")) && *procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 	}
-	if fromFlag(fs, "gc-percent", os.Getenv("GOGC")) {
-		defer debug.SetGCPercent(debug.SetGCPercent(*gcPercent))
+	if fromFlag(fs, "memory-ratio", os.Getenv("GOGC")+os.Getenv("GOMEMLIMIT")) && *memoryRatio > 0 {
+		defer startPeakLimit(ctx, *memoryRatio)()
 	}
 	logger := textlogger.NewLogger(klogFlags)
 	klog.SetLogger(logger) // client-go's own logs
@@ -290,7 +289,7 @@ func healthz() http.Handler {
 // command's own flags, and the agent's Config (simkubelet.Options.Validate, whose Go field
 // names are mapped to flags). A flag's default is the real default, so a count must be
 // at least 1 here: 0 is refused rather than silently replaced by the default.
-func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, leaseSecs uint, procs, gcPercent int) error {
+func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, leaseSecs uint, procs int, memoryRatio float64) error {
 	var errs field.ErrorList
 	if fs.NArg() > 0 {
 		errs = append(errs, field.Invalid(field.NewPath("argument"), fs.Arg(0),
@@ -315,8 +314,8 @@ func checkFlags(fs *flag.FlagSet, cfg simkubelet.Options, contentType string, le
 	if procs < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("--procs"), procs, "must be 0 (Go's default) or more"))
 	}
-	if gcPercent < -1 {
-		errs = append(errs, field.Invalid(field.NewPath("--gc-percent"), gcPercent, "must be -1 (no collection) or more"))
+	if memoryRatio != 0 && !(memoryRatio >= 1.1) { // NaN too
+		errs = append(errs, field.Invalid(field.NewPath("--memory-ratio"), memoryRatio, "must be 0 (off) or at least 1.1: a limit at the live heap would keep the collector running"))
 	}
 	if leaseSecs < 1 || leaseSecs > math.MaxInt32 {
 		errs = append(errs, field.Invalid(field.NewPath("--node-lease-duration-seconds"), leaseSecs, fmt.Sprintf("must be 1 to %d", math.MaxInt32)))
@@ -382,13 +381,6 @@ func (e usageError) Unwrap() error { return e.err }
 
 // defaultProcs is --procs' default.
 const defaultProcs = 1
-
-// defaultGCPercent is --gc-percent's default. Go's garbage collector lets the heap grow to
-// 1 + GOGC/100 times what the last collection found live, and nearly all of the agent's
-// live heap is its pods: at 100,000 pods on 1,000 nodes, 396 MB live after a collection
-// and a peak RSS of 727 MiB with Go's 100. At 50 the peak is near 1.5 times the live heap
-// for some 10% more CPU per pod (more, shorter collections of the same live heap).
-const defaultGCPercent = 50
 
 // fromFlag reports whether the program applies the runtime setting of the flag name (its
 // value or its default): when the flag is given, or when the environment variable that

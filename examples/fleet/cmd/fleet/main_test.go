@@ -45,7 +45,8 @@ func TestBadFlagsFailFastNamingTheFlag(t *testing.T) {
 		{[]string{"--profile", "turbo"}, "--profile"},
 		{[]string{"--qps", "-1"}, "--qps"},
 		{[]string{"--procs", "-1"}, "--procs"},
-		{[]string{"--gc-percent", "-2"}, "--gc-percent"},
+		{[]string{"--memory-ratio", "0.5"}, "--memory-ratio"},
+		{[]string{"--memory-ratio", "NaN"}, "--memory-ratio"},
 		{[]string{"--manage-single-node", "Not_A_Node"}, "--manage-single-node"},
 		{[]string{"--manage-all-nodes", "--manage-single-node", "n"}, "--manage-all-nodes: Forbidden: cannot be combined with --manage-single-node"},
 		{[]string{"--manage-nodes-with-label-selector", "a=b=c"}, "--manage-nodes-with-label-selector"},
@@ -152,7 +153,7 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
-// TestFromFlag: a runtime setting (--procs, --gc-percent) comes from its flag when given,
+// TestFromFlag: a runtime setting (--procs, --memory-ratio) comes from its flag when given,
 // else from its environment variable when set (Go has applied it), else from the flag's
 // default.
 func TestFromFlag(t *testing.T) {
@@ -161,15 +162,15 @@ func TestFromFlag(t *testing.T) {
 		env  string
 		want bool
 	}{
-		{nil, "", true},                             // the default
-		{nil, "4", false},                           // the environment, which Go applied
-		{[]string{"--procs", "3"}, "", true},        // the flag
-		{[]string{"--procs", "3"}, "4", true},       // the flag wins
-		{[]string{"--gc-percent", "9"}, "4", false}, // another flag
+		{nil, "", true},                               // the default
+		{nil, "4", false},                             // the environment, which Go applied
+		{[]string{"--procs", "3"}, "", true},          // the flag
+		{[]string{"--procs", "3"}, "4", true},         // the flag wins
+		{[]string{"--memory-ratio", "2"}, "4", false}, // another flag
 	} {
 		fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
 		fs.Int("procs", defaultProcs, "")
-		fs.Int("gc-percent", defaultGCPercent, "")
+		fs.Float64("memory-ratio", defaultMemoryRatio, "")
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
