@@ -452,20 +452,29 @@ func decodePod(pod *v1.Pod, raw []byte, l podLayout, buf *[]byte, sh *shares) er
 // with more to the generic decoder), and drops one spec field, the only one (decodePod
 // shares a spec only then).
 func leanPod(dst, pod []byte, l podLayout, dropSpec bool) []byte {
-	// The message is copied in the order of its fields: metadata and spec are cut out
-	// where they are, whichever comes first.
-	type cut struct{ at, end int }
-	cuts := [2]cut{{l.metaAt, l.metaEnd}, {len(pod), len(pod)}}
+	// The message is copied in the order of its fields, cut where the metadata (when it
+	// has managedFields) and the spec (when dropped) are, whichever comes first.
+	type cut struct {
+		at, end int
+		meta    bool // rewritten without managedFields, not dropped
+	}
+	var cuts [2]cut
+	n := 0
+	if l.managed > 0 {
+		cuts[n] = cut{l.metaAt, l.metaEnd, true}
+		n++
+	}
 	if dropSpec {
-		cuts[1] = cut{l.specAt, l.specEnd}
-		if cuts[1].at < cuts[0].at {
-			cuts[0], cuts[1] = cuts[1], cuts[0]
-		}
+		cuts[n] = cut{l.specAt, l.specEnd, false}
+		n++
+	}
+	if n == 2 && cuts[1].at < cuts[0].at {
+		cuts[0], cuts[1] = cuts[1], cuts[0]
 	}
 	from := 0
-	for _, c := range cuts {
+	for _, c := range cuts[:n] {
 		dst = append(dst, pod[from:c.at]...)
-		if c.at == l.metaAt && c.at < len(pod) {
+		if c.meta {
 			dst = appendMetadata(dst, l)
 		}
 		from = c.end

@@ -88,3 +88,58 @@ func TestSharedCacheBounded(t *testing.T) {
 		t.Errorf("a second put for the same bytes replaced the value: %d, want 1", v)
 	}
 }
+
+// TestLeanPod: leanPod drops the metadata's managedFields and, when asked, the spec, and
+// leaves every other field as it is, whichever of metadata and spec comes first in the
+// message and whether or not there are managedFields.
+func TestLeanPod(t *testing.T) {
+	withMF := codecPods()[0]
+	noMF := withMF.DeepCopy()
+	noMF.ManagedFields = nil
+	for _, c := range []struct {
+		name      string
+		pod       *v1.Pod
+		specFirst bool
+	}{
+		{"managedFields, metadata first", withMF, false},
+		{"managedFields, spec first", withMF, true},
+		{"no managedFields, metadata first", noMF, false},
+		{"no managedFields, spec first", noMF, true},
+	} {
+		raw, err := c.pod.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.specFirst {
+			// The same fields, the spec moved to the front.
+			l, ok := layoutOf(raw)
+			if !ok {
+				t.Fatal("layoutOf refused the pod")
+			}
+			moved := append([]byte{}, raw[l.specAt:l.specEnd]...)
+			moved = append(moved, raw[:l.specAt]...)
+			raw = append(moved, raw[l.specEnd:]...)
+		}
+		l, ok := layoutOf(raw)
+		if !ok || l.metas != 1 || l.specs != 1 {
+			t.Fatalf("%s: layout %v, %d metadata and %d spec fields", c.name, ok, l.metas, l.specs)
+		}
+		for _, dropSpec := range []bool{false, true} {
+			lean := leanPod(nil, raw, l, dropSpec)
+			got := &v1.Pod{}
+			if err := got.Unmarshal(lean); err != nil {
+				t.Fatalf("%s, dropSpec %v: %v", c.name, dropSpec, err)
+			}
+			want := noMF.DeepCopy()
+			if dropSpec {
+				want.Spec = v1.PodSpec{}
+			}
+			if diff := diffOf(want, got); diff != "" {
+				t.Errorf("%s, dropSpec %v (-want +got):\n%s", c.name, dropSpec, diff)
+			}
+			if gl, ok := layoutOf(lean); !ok || gl.metas != 1 || gl.managed != 0 || (gl.specs == 0) != dropSpec {
+				t.Errorf("%s, dropSpec %v: %d metadata fields (%d bytes of managedFields), %d spec fields", c.name, dropSpec, gl.metas, gl.managed, gl.specs)
+			}
+		}
+	}
+}
