@@ -606,15 +606,19 @@ func (r *responses) forget(uid types.UID) {
 	r.mu.Unlock()
 }
 
-// transformPod is the pod informer's transform: managedFields go, and a pod whose watch
-// event carries the object of the agent's own PATCH (same UID and resourceVersion: the
-// same stored object) is replaced by the PATCH response the Manager already holds (see
-// responses). Both are read-only from then on: informer objects and Manager bases are
+// transformPod is the pod informer's transform: managedFields go, a relisted pod the
+// informer holds at the same version keeps the informer's object (informerHolds), and a
+// pod whose watch event carries the object of the agent's own PATCH (same UID and
+// resourceVersion: the same stored object) is replaced by the PATCH response the Manager
+// already holds (see responses). Both are read-only from then on: informer objects and Manager bases are
 // never modified.
 func (a *agent) transformPod(o any) (any, error) {
 	p, ok := o.(*v1.Pod)
 	if !ok {
 		return stripManagedFields(o)
+	}
+	if held := a.informerHolds(p); held != nil {
+		return held, nil
 	}
 	if p.ManagedFields != nil && p.DeletionTimestamp == nil {
 		// A shallow copy, not a write to the event's object: a client (client-go's fake
@@ -624,15 +628,10 @@ func (a *agent) transformPod(o any) (any, error) {
 		// an event or two (its terminal status, its deletion), and copying and interning
 		// each of those events' objects cost a few percent of the agent's CPU while
 		// deleting.
-		if held := a.informerHolds(p); held != nil {
-			return held, nil
-		}
 		c := *p
 		c.ManagedFields = nil
 		p = &c
 		internPod(p)
-	} else if held := a.informerHolds(p); held != nil {
-		return held, nil
 	}
 	return a.responses.fromWatch(p), nil
 }

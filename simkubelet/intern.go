@@ -22,7 +22,7 @@ func internPod(p *v1.Pod) {
 }
 
 // internObject is internPod for the metadata and status of p, not its spec (which
-// decodePod may share among pods: see specCache).
+// decodePod may share among pods: see shares).
 func internObject(p *v1.Pod) {
 	in(&p.Namespace)
 	in(&p.GenerateName)

@@ -81,7 +81,7 @@ func newPodCodecs(held func(uid, rv []byte) *v1.Pod) podCodecs {
 			continue
 		}
 		// One decoder for the codecs' users: its buffers and what its pods share.
-		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: newBufPool(), held: held, shares: newShares()}
+		info.Serializer = podDecoder{Serializer: info.Serializer, bufs: newBufPool(), held: held, shares: new(shares)}
 		if info.StreamSerializer != nil {
 			ss := *info.StreamSerializer
 			ss.Serializer = watchEventDecoder{Serializer: ss.Serializer}
@@ -504,13 +504,15 @@ func appendMetadata(dst []byte, l podLayout) []byte {
 // 640 B.
 func presize(pod *v1.Pod, l podLayout, spec bool) {
 	// Field numbers: k8s.io/api/core/v1/generated.proto.
-	if c, ok := fieldCounts(l.spec); ok && spec {
-		s := &pod.Spec
-		s.Volumes = withCap[v1.Volume](c[1])
-		s.Containers = withCap[v1.Container](c[2])
-		s.InitContainers = withCap[v1.Container](c[20])
-		s.Tolerations = withCap[v1.Toleration](c[22])
-		s.ReadinessGates = withCap[v1.PodReadinessGate](c[28])
+	if spec { // a shared spec is not decoded: nothing to size, nor to count
+		if c, ok := fieldCounts(l.spec); ok {
+			s := &pod.Spec
+			s.Volumes = withCap[v1.Volume](c[1])
+			s.Containers = withCap[v1.Container](c[2])
+			s.InitContainers = withCap[v1.Container](c[20])
+			s.Tolerations = withCap[v1.Toleration](c[22])
+			s.ReadinessGates = withCap[v1.PodReadinessGate](c[28])
+		}
 	}
 	if c, ok := fieldCounts(l.status); ok {
 		s := &pod.Status

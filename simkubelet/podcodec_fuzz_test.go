@@ -223,7 +223,7 @@ func FuzzPodDecoder(f *testing.F) {
 				// Through shares: the first decode offers its spec, labels and
 				// conditions, the second shares them (a pod being deleted offers
 				// none); both are the pod.
-				sh := newShares()
+				sh := new(shares)
 				for i, what := range []string{"offering what it may share", "sharing"} {
 					p := codecPods()[i%len(codecPods())]
 					if err := decodePod(p, raw, l, buf, sh); err != nil {

@@ -23,22 +23,14 @@ const maxShared = 4096
 // What is shared is read-only, as every object the agent decodes already is (informer
 // objects and the Manager's bases are never modified, and the Manager shares a base's
 // lists with its cached status), and interned before it is shared: decodePod shares
-// only values decoded from an object of its own.
+// only values decoded from an object of its own. The zero value is ready.
 type shares struct {
 	specs      sharedCache[v1.PodSpec]
 	labels     sharedCache[map[string]string]
 	conditions sharedCache[[]v1.PodCondition]
 }
 
-func newShares() *shares {
-	return &shares{
-		specs:      sharedCache[v1.PodSpec]{values: map[string]v1.PodSpec{}},
-		labels:     sharedCache[map[string]string]{values: map[string]map[string]string{}},
-		conditions: sharedCache[[]v1.PodCondition]{values: map[string][]v1.PodCondition{}},
-	}
-}
-
-// sharedCache holds one decoded value per encoding.
+// sharedCache holds one decoded value per encoding. The zero value is empty and ready.
 type sharedCache[T any] struct {
 	mu     sync.Mutex
 	values map[string]T
@@ -59,7 +51,9 @@ func (c *sharedCache[T]) put(b []byte, v T) {
 	if _, ok := c.values[string(b)]; ok {
 		return
 	}
-	if len(c.values) >= maxShared {
+	if c.values == nil {
+		c.values = map[string]T{}
+	} else if len(c.values) >= maxShared {
 		clear(c.values)
 	}
 	c.values[string(b)] = v

@@ -13,7 +13,7 @@ import (
 // each pod is what the generic decoder makes of its bytes.
 func TestPodsShare(t *testing.T) {
 	info := protobufInfo(t)
-	d := podDecoder{Serializer: info.Serializer, bufs: newBufPool(), shares: newShares()}
+	d := podDecoder{Serializer: info.Serializer, bufs: newBufPool(), shares: new(shares)}
 	base := codecPods()[0]
 	variant := func(name string, change func(p *v1.Pod)) *v1.Pod {
 		p := base.DeepCopy()
@@ -71,7 +71,7 @@ func TestPodsShare(t *testing.T) {
 // TestSharedCacheBounded: a cache that fills up starts again empty and still holds the
 // newest value.
 func TestSharedCacheBounded(t *testing.T) {
-	c := sharedCache[int]{values: map[string]int{}}
+	c := sharedCache[int]{}
 	for i := range maxShared + 10 {
 		c.put([]byte{byte(i), byte(i >> 8), byte(i >> 16)}, i)
 		if len(c.values) > maxShared {

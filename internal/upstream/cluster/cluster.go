@@ -395,6 +395,7 @@ func NodesReady(ctx context.Context, c kubernetes.Interface, n int) error {
 	return nil
 }
 
+// nodeReady reports whether node's Ready condition is True.
 func nodeReady(node *v1.Node) bool {
 	for _, cond := range node.Status.Conditions {
 		if cond.Type == v1.NodeReady {
